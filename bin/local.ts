@@ -1,0 +1,86 @@
+/**
+ * `npm start`: the whole service on this machine. Data lives in CHAT_DATA_DIR (default `.data/`);
+ * `--in-memory` runs on a throwaway store. Ctrl-C stops everything it started, Java included.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startLocalRuntime } from '../lib/local/runtime';
+
+const DEMO_PROJECT_ID = 'demo';
+
+const inMemory = process.argv.includes('--in-memory');
+const dataDir = inMemory ? undefined : resolve(process.env.CHAT_DATA_DIR ?? '.data');
+const port = Number(process.env.PORT ?? 8787);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
+
+const settingNames = [
+  'CHAT_OPERATOR_KEY',
+  'RATE_LIMIT_MESSAGES_PER_MINUTE',
+  'RATE_LIMIT_MESSAGE_KEYS',
+  'TOKEN_DEFAULT_TTL_SECONDS',
+  'TOKEN_MAX_TTL_SECONDS',
+  'CACHE_TTL_MS',
+  'MESSAGE_MAX_LENGTH',
+];
+const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
+
+const started = Date.now();
+const runtime = await startLocalRuntime({ port, dataDir, env });
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping`);
+  await runtime.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
+
+/**
+ * The demo project exists from the first start on. Its API key is `CHAT_API_KEY` when set, else a
+ * generated one kept beside the data (only its hash is in the table) so later starts can print it.
+ */
+async function ensureDemoProject(): Promise<string> {
+  const { createProject, projectExists, rotateProjectKeys } = await import('#domain/projects/projects');
+  const keyFile = dataDir ? join(dataDir, 'demo-api-key') : undefined;
+  const wanted = process.env.CHAT_API_KEY;
+  if (wanted && !/^ck_demo_[A-Za-z0-9_-]{20,}$/.test(wanted)) {
+    throw new Error('CHAT_API_KEY must look like ck_demo_<20 or more letters, digits, _ or ->');
+  }
+  let apiKey: string;
+  if (!(await projectExists(DEMO_PROJECT_ID))) {
+    apiKey = (await createProject({ name: 'Demo', projectId: DEMO_PROJECT_ID, ...(wanted ? { apiKey: wanted } : {}) })).apiKey;
+  } else if (wanted) {
+    apiKey = wanted;
+    await rotateProjectKeys(DEMO_PROJECT_ID, { apiKey: true, signingSecret: false, newApiKey: wanted });
+  } else if (keyFile && existsSync(keyFile)) {
+    apiKey = readFileSync(keyFile, 'utf8').trim();
+  } else {
+    apiKey = (await rotateProjectKeys(DEMO_PROJECT_ID, { apiKey: true, signingSecret: false })).apiKey as string;
+  }
+  if (keyFile && dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(keyFile, `${apiKey}\n`, { mode: 0o600 });
+  }
+  return apiKey;
+}
+
+try {
+  const apiKey = await ensureDemoProject();
+  const base = runtime.baseUrl;
+  console.log(`Chat service ready in ${Date.now() - started} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
+  Base URL:    ${base}
+  WebSocket:   ${base.replace('http', 'ws')}/ws/rooms/<roomId>?token=<JWT>
+  Project id:  ${DEMO_PROJECT_ID}
+  API key:     ${apiKey}
+  Operator:    ${process.env.CHAT_OPERATOR_KEY ? 'POST /platform/projects enabled' : 'set CHAT_OPERATOR_KEY to enable /platform routes'}
+
+Try it:
+  curl -s -X POST ${base}/auth/token -H 'X-Service-Api-Key: ${apiKey}' -H 'content-type: application/json' -d '{"userId":"alice"}'`);
+} catch (error) {
+  console.error(error);
+  await runtime.stop();
+  process.exit(1);
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { config } from '#shared/config';
+import { idSchema } from '#shared/ids';
+
+export const MAX_ATTACHMENTS = 10;
+export const MAX_CLIENT_MESSAGE_ID_LENGTH = 128;
+/** Backdated messages may not predate this (ids are derived from the timestamp). */
+export const EARLIEST_CREATED_AT = Date.parse('2000-01-01T00:00:00.000Z');
+/** Clock skew tolerated for a `createdAt` slightly in the future. */
+export const FUTURE_SKEW_MS = 5 * 60_000;
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+};
+
+export const attachmentsSchema = z
+  .array(z.string().max(2048, 'an attachment URL is at most 2048 characters').refine(isHttpUrl, 'must be an http or https URL'))
+  .max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`);
+
+const createdAtSchema = z.iso
+  .datetime({ offset: true, message: 'must be an ISO 8601 timestamp' })
+  .refine((value) => Date.parse(value) >= EARLIEST_CREATED_AT, 'must not be before 2000-01-01')
+  .refine((value) => Date.parse(value) <= Date.now() + FUTURE_SKEW_MS, 'must not be in the future');
+
+/** Fields every entry point accepts; `userId` and `createdAt` need admin rights (checked in the pipeline). */
+export const messageFields = {
+  content: z.string().min(1, 'must not be empty').max(config.MESSAGE_MAX_LENGTH, `at most ${config.MESSAGE_MAX_LENGTH} characters`),
+  parent_id: z.number().int().positive().nullish(),
+  attachments: attachmentsSchema.optional(),
+  clientMessageId: z.string().min(1).max(MAX_CLIENT_MESSAGE_ID_LENGTH).optional(),
+  userId: idSchema.optional(),
+  createdAt: createdAtSchema.optional(),
+};
+
+/** `POST /messages` and WebSocket `type: message`: the room is in the body. */
+export const messageWithRoomSchema = z.object({ roomId: idSchema, ...messageFields }).strict();
+/** `POST /rooms/{roomId}/messages`: the room is in the path. */
+export const roomMessageSchema = z.object(messageFields).strict();
+/** One import row: `userId` required (imports speak for someone). */
+export const importRowSchema = z.object({ roomId: idSchema, ...messageFields, userId: idSchema }).strict();
+
+export type MessageInput = z.infer<typeof roomMessageSchema> & { roomId: string };

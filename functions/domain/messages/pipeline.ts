@@ -1,0 +1,264 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { findBlockedTerm, recordAutoFlag } from '#domain/moderation/block-list';
+import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
+import { broadcastToRoom } from '#domain/realtime/connections';
+import { accessRoom } from '#domain/rooms/rooms';
+import { isProjectAdmin, type Principal } from '#shared/auth';
+import { config, type RateLimitKey } from '#shared/config';
+import { getAll } from '#shared/db/batch';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { membershipKey } from '#shared/db/membership';
+import { clientMessageGuardKey, type Message, type MessageItem, messageItem, messageKey, toMessage } from '#shared/db/message';
+import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { type DomainEvent, publishEvents } from '#shared/queue';
+import { createdAtMsOf, messageIdFor, nextSlot } from './message-ids';
+import type { MessageInput } from './message-input';
+
+/** Where a message came from; imports skip the sender rate limit and do not need room membership. */
+export type MessageSource = 'api' | 'websocket' | 'import';
+
+export interface SendContext {
+  readonly source: MessageSource;
+  readonly sourceIp?: string;
+  /** The sender's own WebSocket connection, which gets an ack instead of the broadcast. */
+  readonly connectionId?: string;
+}
+
+export interface SendResult {
+  readonly message: Message;
+  /** False when `clientMessageId` matched an earlier message: nothing was written. */
+  readonly created: boolean;
+}
+
+const MAX_ID_COLLISIONS = 20;
+const MENTION_PATTERN = /(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_.:-]{1,128})/g;
+
+/**
+ * The one message pipeline: validate → authorize → rate limit → moderation → persist (idempotent
+ * on `clientMessageId`) → broadcast → publish domain events. Every entry point calls this.
+ */
+export async function sendMessage(principal: Principal, input: MessageInput, context: SendContext): Promise<SendResult> {
+  const projectId = principal.projectId;
+  const impersonates = input.userId !== undefined && !(principal.kind === 'user' && input.userId === principal.userId);
+  if ((impersonates || input.createdAt !== undefined) && !isProjectAdmin(principal)) {
+    throw new ForbiddenError('Only an admin token or the API key may set userId or createdAt', 'backdating_forbidden');
+  }
+  const authorId = input.userId ?? (principal.kind === 'user' ? principal.userId : undefined);
+  if (!authorId)
+    throw new BadRequestError('userId is required when sending with the API key', [{ field: 'body.userId', message: 'required' }]);
+
+  // Imports speak for someone else, so the importer's membership is what matters, not the author's.
+  await accessRoom(principal, input.roomId, { join: context.source !== 'import' });
+
+  if (principal.kind === 'user' && context.source !== 'import') {
+    await consumeRateLimit(
+      projectId,
+      'messages',
+      rateLimitKeys(principal.userId, input.roomId, context.sourceIp),
+      config.RATE_LIMIT_MESSAGES_PER_MINUTE,
+    );
+  }
+
+  if (input.parent_id != null) await requireMessage(projectId, input.roomId, input.parent_id);
+  return persistAndAnnounce(principal, input, authorId, context);
+}
+
+function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
+  const value: Record<RateLimitKey, string> = {
+    user: `user:${userId}`,
+    room: `room:${roomId}`,
+    tenant: 'tenant',
+    ip: `ip:${sourceIp ?? 'unknown'}`,
+  };
+  return config.RATE_LIMIT_MESSAGE_KEYS.map((key) => value[key]);
+}
+
+async function requireMessage(projectId: string, roomId: string, messageId: number): Promise<MessageItem> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId) }));
+  if (!Item) throw new MessageNotFoundError();
+  return messageItem.parse(Item);
+}
+
+interface Reservation {
+  readonly id: number;
+  readonly createdAt: string;
+}
+
+/**
+ * A previous use of `clientMessageId`: its message, or only its reservation when that attempt died
+ * between reserving the id and writing the message (the caller then finishes the job).
+ */
+async function findByClientMessageId(projectId: string, roomId: string, clientMessageId: string) {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: clientMessageGuardKey(projectId, roomId, clientMessageId), ConsistentRead: true }),
+  );
+  if (!Item) return undefined;
+  const reserved: Reservation = { id: Number(Item.messageId), createdAt: String(Item.createdAt) };
+  const { Item: stored } = await db.send(
+    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, reserved.id), ConsistentRead: true }),
+  );
+  const message = stored ? messageItem.parse(stored) : undefined;
+  return { reserved, message: message?.clientMessageId === clientMessageId ? toMessage(message) : undefined };
+}
+
+async function persistAndAnnounce(principal: Principal, input: MessageInput, authorId: string, context: SendContext): Promise<SendResult> {
+  const projectId = principal.projectId;
+  const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
+  const matchedTerm = await findBlockedTerm(projectId, input.content);
+  const base: Omit<MessageItem, 'pk' | 'sk' | 'id'> = {
+    projectId,
+    roomId: input.roomId,
+    userId: authorId,
+    content: input.content,
+    parent_id: input.parent_id ?? null,
+    attachments: input.attachments ?? [],
+    clientMessageId: input.clientMessageId ?? null,
+    createdAt,
+    moderation: matchedTerm ? { label: 'auto_flag', reason: `block_list:${matchedTerm}` } : null,
+  };
+
+  const live = input.createdAt === undefined;
+  const outcome = base.clientMessageId
+    ? await writeWithClientMessageId(base, base.clientMessageId, live)
+    : { item: await writeMessage(base, live) };
+  if ('duplicate' in outcome) return { message: outcome.duplicate, created: false };
+  const message = toMessage(outcome.item);
+
+  if (matchedTerm && outcome.item.moderation) {
+    await recordAutoFlag({
+      projectId,
+      roomId: message.roomId,
+      messageId: message.id,
+      userId: authorId,
+      reason: outcome.item.moderation.reason,
+      matchedTerm,
+      createdAt: message.createdAt,
+    });
+  }
+  const [events] = await Promise.all([
+    domainEventsFor(message, projectId, matchedTerm !== undefined),
+    broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch(
+      (error) => {
+        logger.error('broadcast failed', { error: error as Error, roomId: message.roomId });
+      },
+    ),
+  ]);
+  await publishEvents(events);
+  return { message, created: true };
+}
+
+type MessageBase = Omit<MessageItem, 'pk' | 'sk' | 'id'>;
+
+/** Writes the message under a fresh id, moving to the next slot while the id is taken. */
+async function writeMessage(base: MessageBase, live: boolean): Promise<MessageItem> {
+  let id = messageIdFor(`${base.projectId}|${base.roomId}`, Date.parse(base.createdAt), live);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await putMessage(base, id);
+    } catch (error) {
+      if (!isConditionFailure(error) || attempt >= MAX_ID_COLLISIONS) throw error;
+      id = nextSlot(id);
+    }
+  }
+}
+
+/**
+ * Idempotent write: the id is first reserved under the `clientMessageId` (a conditional put), so a
+ * repeated or concurrent request finds the original instead of writing a second message. Costs
+ * one extra write on first use and no read.
+ */
+async function writeWithClientMessageId(
+  base: MessageBase,
+  clientMessageId: string,
+  live: boolean,
+): Promise<{ item: MessageItem } | { duplicate: Message }> {
+  const guardKey = clientMessageGuardKey(base.projectId, base.roomId, clientMessageId);
+  let id = messageIdFor(`${base.projectId}|${base.roomId}`, Date.parse(base.createdAt), live);
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...guardKey, messageId: id, createdAt: base.createdAt },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return resumeEarlierAttempt(base, clientMessageId);
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return { item: await putMessage(base, id) };
+    } catch (error) {
+      if (!isConditionFailure(error) || attempt >= MAX_ID_COLLISIONS) throw error;
+      id = nextSlot(id);
+      await db.send(new PutCommand({ TableName: tableName, Item: { ...guardKey, messageId: id, createdAt: base.createdAt } }));
+    }
+  }
+}
+
+/**
+ * The `clientMessageId` was used before. Return that message; if the earlier attempt died after
+ * reserving its id, write the message under the id and time it reserved.
+ */
+async function resumeEarlierAttempt(base: MessageBase, clientMessageId: string): Promise<{ item: MessageItem } | { duplicate: Message }> {
+  const earlier = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
+  if (!earlier) throw new Error('clientMessageId reservation vanished');
+  if (earlier.message) return { duplicate: earlier.message };
+  try {
+    return { item: await putMessage({ ...base, createdAt: earlier.reserved.createdAt }, earlier.reserved.id) };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const finished = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
+    if (finished?.message) return { duplicate: finished.message };
+    throw error;
+  }
+}
+
+/** Conditional on the id being free, so no message ever overwrites another. */
+async function putMessage(base: MessageBase, id: number): Promise<MessageItem> {
+  if (createdAtMsOf(id) < 0) throw new BadRequestError('createdAt is out of range');
+  const item: MessageItem = { ...messageKey(base.projectId, base.roomId, id), id, ...base };
+  await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  return item;
+}
+
+/** `message.created`, one `mention` per @-mentioned room member (not the author), `moderation.auto_flag`. */
+async function domainEventsFor(message: Message, projectId: string, flagged: boolean): Promise<DomainEvent[]> {
+  const createdAt = new Date().toISOString();
+  const event = (type: string, payload: Record<string, unknown>): DomainEvent => ({ type, projectId, payload, createdAt });
+  const events = [
+    event('message.created', {
+      roomId: message.roomId,
+      messageId: message.id,
+      userId: message.userId,
+      content: message.content,
+      parent_id: message.parent_id,
+      attachments: message.attachments,
+      createdAt: message.createdAt,
+    }),
+  ];
+  const mentioned = [...new Set([...message.content.matchAll(MENTION_PATTERN)].map((match) => match[1] as string))].filter(
+    (userId) => userId !== message.userId,
+  );
+  if (mentioned.length > 0) {
+    const members = await getAll(mentioned.map((userId) => membershipKey(projectId, message.roomId, userId)));
+    for (const member of members) {
+      events.push(
+        event('mention', { roomId: message.roomId, messageId: message.id, mentionedUserId: member.userId, userId: message.userId }),
+      );
+    }
+  }
+  if (flagged && message.moderation) {
+    events.push(
+      event('moderation.auto_flag', {
+        roomId: message.roomId,
+        messageId: message.id,
+        userId: message.userId,
+        reason: message.moderation.reason,
+      }),
+    );
+  }
+  return events;
+}

@@ -1,0 +1,299 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
+import { getAll, putAll } from '#shared/db/batch';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { roomPk } from '#shared/db/keys';
+import {
+  MEMBER_SK_PREFIX,
+  type MemberRole,
+  type MembershipItem,
+  membershipItem,
+  membershipItemFor,
+  membershipKey,
+  toMember,
+  userRoomsIndexKey,
+} from '#shared/db/membership';
+import { publicRoomsIndexKey, type Room, type RoomItem, type RoomType, roomIndexSk, roomItem, roomKey, toRoom } from '#shared/db/room';
+import { BadRequestError, ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
+
+/** Members named in one create request; more are added through the members route. */
+export const MAX_MEMBERS_AT_CREATE = 100;
+
+export interface RoomAccess {
+  readonly room: RoomItem;
+  /** Absent for a service principal, which acts without membership. */
+  readonly membership?: MembershipItem;
+}
+
+const accessCache = new TtlCache<RoomAccess>(config.CACHE_TTL_MS);
+const accessCacheKey = (projectId: string, roomId: string, userId: string) => `${projectId}|${roomId}|${userId}`;
+const forgetRoom = (projectId: string, roomId: string) => accessCache.deletePrefix(`${projectId}|${roomId}|`);
+
+const dmRoomId = (userA: string, userB: string) =>
+  `dm_${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
+
+async function readRoom(projectId: string, roomId: string): Promise<RoomItem> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
+  if (!Item) throw new RoomNotFoundError();
+  return roomItem.parse(Item);
+}
+
+/** A role for someone joining a public room on their own: guest-only tokens join as guests. */
+const selfJoinRole = (principal: Principal): MemberRole => (hasRole(principal, 'member') ? 'member' : 'guest');
+
+/**
+ * Whether the caller may use a room, read with one BatchGet (room + membership) and cached for
+ * `CACHE_TTL_MS`. A project member reaching a public room for the first time with `join` is added
+ * to its membership; without `join` a public room is visible to all and a private one to its
+ * members and the project's admins. Other tenants' rooms do not exist (404) because every key carries the
+ * caller's project.
+ */
+export async function accessRoom(principal: Principal, roomId: string, options: { join: boolean }): Promise<RoomAccess> {
+  const cacheKey = accessCacheKey(principal.projectId, roomId, principal.kind === 'user' ? principal.userId : '#service');
+  const cached = accessCache.get(cacheKey);
+  if (cached) return cached;
+  if (principal.kind === 'service') {
+    const access = { room: await readRoom(principal.projectId, roomId) };
+    accessCache.set(cacheKey, access);
+    return access;
+  }
+
+  const roomKeys = roomKey(principal.projectId, roomId);
+  const memberKeys = membershipKey(principal.projectId, roomId, principal.userId);
+  const { Responses } = await db.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: [roomKeys, memberKeys] } } }));
+  const items = Responses?.[tableName] ?? [];
+  const roomRaw = items.find((item) => item.sk === roomKeys.sk);
+  if (!roomRaw) throw new RoomNotFoundError();
+  const room = roomItem.parse(roomRaw);
+  const memberRaw = items.find((item) => item.sk === memberKeys.sk);
+  let membership = memberRaw ? membershipItem.parse(memberRaw) : undefined;
+
+  if (!membership) {
+    const joinable = room.type === 'public' && options.join;
+    // Project admins manage every room of their project without joining it.
+    if (!joinable && (isProjectAdmin(principal) || room.type === 'public')) return { room };
+    if (!joinable) throw new ForbiddenError('You are not a member of this room', 'not_a_member');
+    membership = await addMembership(principal.projectId, roomId, principal.userId, selfJoinRole(principal));
+  }
+  const access = { room, membership };
+  accessCache.set(cacheKey, access);
+  return access;
+}
+
+/** Idempotent: an existing membership is kept as it is (a join never demotes). */
+async function addMembership(projectId: string, roomId: string, userId: string, role: MemberRole): Promise<MembershipItem> {
+  const item = membershipItemFor(projectId, roomId, userId, role, new Date().toISOString());
+  try {
+    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    return item;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const { Item } = await db.send(
+      new GetCommand({ TableName: tableName, Key: membershipKey(projectId, roomId, userId), ConsistentRead: true }),
+    );
+    return membershipItem.parse(Item);
+  }
+}
+
+export interface CreateRoomInput {
+  readonly id?: string;
+  readonly type: RoomType;
+  readonly name?: string;
+  readonly description?: string;
+  readonly members: readonly string[];
+  readonly e2eEnabled?: boolean;
+}
+
+/**
+ * Creates a room with its members; the creating user is its owner. A dm has exactly two members
+ * and one room per pair: asking again returns the existing room with `created: false`.
+ */
+export async function createRoom(principal: Principal, input: CreateRoomInput): Promise<{ room: Room; created: boolean }> {
+  const projectId = principal.projectId;
+  const creator = principal.kind === 'user' ? principal.userId : undefined;
+  const members = [...new Set([...(creator ? [creator] : []), ...input.members])];
+  if (members.length > MAX_MEMBERS_AT_CREATE) {
+    throw new BadRequestError(`At most ${MAX_MEMBERS_AT_CREATE} members at creation`, [
+      { field: 'body.members', message: 'too many members' },
+    ]);
+  }
+  let roomId = input.id;
+  if (input.type === 'dm') {
+    const [first, second] = members;
+    if (members.length !== 2 || !first || !second) {
+      throw new BadRequestError('A dm room has exactly two distinct members', [
+        { field: 'body.members', message: 'a dm needs exactly two members, the caller included' },
+      ]);
+    }
+    if (input.id)
+      throw new BadRequestError('A dm room id is derived from its members', [{ field: 'body.id', message: 'not allowed for dm' }]);
+    roomId = dmRoomId(first, second);
+  }
+  roomId ??= `room_${randomBytes(10).toString('hex')}`;
+
+  const now = new Date().toISOString();
+  const item: RoomItem = {
+    ...roomKey(projectId, roomId),
+    ...(input.type === 'public' ? { gsi1pk: publicRoomsIndexKey(projectId), gsi1sk: roomIndexSk(roomId) } : {}),
+    projectId,
+    roomId,
+    type: input.type,
+    ...(input.name === undefined ? {} : { name: input.name }),
+    ...(input.description === undefined ? {} : { description: input.description }),
+    e2eEnabled: input.e2eEnabled ?? false,
+    e2eKey: randomBytes(32).toString('base64'),
+    createdBy: actorId(principal),
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    if (input.type === 'dm') return { room: toRoom(await readRoom(projectId, roomId)), created: false };
+    throw new ConflictError('room_exists', `Room ${roomId} already exists`);
+  }
+  // dm members are peers; in other rooms the creator owns the room.
+  await putAll(
+    members.map((userId) =>
+      membershipItemFor(projectId, roomId, userId, userId === creator && input.type !== 'dm' ? 'owner' : 'member', now),
+    ),
+  );
+  return { room: toRoom(item), created: true };
+}
+
+export async function getRoom(principal: Principal, roomId: string): Promise<Room & { membership: ReturnType<typeof toMember> | null }> {
+  const { room, membership } = await accessRoom(principal, roomId, { join: false });
+  return { ...toRoom(room), membership: membership ? toMember(membership) : null };
+}
+
+/** Room owner, project admin/owner or a service principal may change a room. */
+function canManageRoom(principal: Principal, access: RoomAccess): boolean {
+  return isProjectAdmin(principal) || access.membership?.role === 'owner';
+}
+
+export async function updateRoom(
+  principal: Principal,
+  roomId: string,
+  patch: { name?: string | null; description?: string | null; e2eEnabled?: boolean },
+): Promise<Room> {
+  const access = await accessRoom(principal, roomId, { join: false });
+  if (!canManageRoom(principal, access)) throw new ForbiddenError('Only the room owner or a project admin may change the room');
+  const sets = ['updatedAt = :now'];
+  const removes: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    names[`#${field}`] = field;
+    if (value === null) removes.push(`#${field}`);
+    else {
+      sets.push(`#${field} = :${field}`);
+      values[`:${field}`] = value;
+    }
+  }
+  const { Attributes } = await db.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: roomKey(principal.projectId, roomId),
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  forgetRoom(principal.projectId, roomId);
+  return toRoom(roomItem.parse(Attributes));
+}
+
+const PAGE_MAX = 100;
+
+/** The caller's rooms through the membership index, or with `scope: 'public'` the public directory. */
+export async function listRooms(
+  principal: Principal & { kind: 'user' },
+  options: { scope: 'mine' | 'public'; limit: number; cursor?: string },
+): Promise<{ rooms: Room[]; nextCursor: string | null }> {
+  const indexKey =
+    options.scope === 'public' ? publicRoomsIndexKey(principal.projectId) : userRoomsIndexKey(principal.projectId, principal.userId);
+  const { Items = [], LastEvaluatedKey } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: options.cursor ? 'gsi1pk = :pk AND gsi1sk > :after' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': indexKey, ...(options.cursor ? { ':after': roomIndexSk(options.cursor) } : {}) },
+      Limit: Math.min(options.limit, PAGE_MAX),
+    }),
+  );
+  const roomIds = Items.map((item) => String(item.roomId));
+  const rooms = new Map(
+    (await getAll(roomIds.map((id) => roomKey(principal.projectId, id)))).map((raw) => {
+      const room = roomItem.parse(raw);
+      return [room.roomId, room] as const;
+    }),
+  );
+  const nextCursor = LastEvaluatedKey ? (roomIds.at(-1) ?? null) : null;
+  return { rooms: roomIds.flatMap((id) => rooms.get(id) ?? []).map(toRoom), nextCursor };
+}
+
+export async function listMembers(principal: Principal, roomId: string): Promise<ReturnType<typeof toMember>[]> {
+  await accessRoom(principal, roomId, { join: false });
+  const members: ReturnType<typeof toMember>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': roomPk(principal.projectId, roomId), ':prefix': MEMBER_SK_PREFIX },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    members.push(...(page.Items ?? []).map((raw) => toMember(membershipItem.parse(raw))));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return members;
+}
+
+/** Room owner, moderators and above add members or change their room role; dm membership is fixed. */
+export async function addMember(principal: Principal, roomId: string, input: { userId: string; role: 'member' | 'guest' }) {
+  const access = await accessRoom(principal, roomId, { join: false });
+  if (access.room.type === 'dm') throw new ConflictError('dm_membership_fixed', 'A dm room has exactly its two members');
+  if (!canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
+    throw new ForbiddenError('Only the room owner, a moderator or an admin may add members');
+  }
+  const existing = await db.send(
+    new GetCommand({ TableName: tableName, Key: membershipKey(principal.projectId, roomId, input.userId), ConsistentRead: true }),
+  );
+  const current = existing.Item ? membershipItem.parse(existing.Item) : undefined;
+  if (current?.role === 'owner') return { member: toMember(current), created: false };
+  const item = membershipItemFor(principal.projectId, roomId, input.userId, input.role, current?.joinedAt ?? new Date().toISOString());
+  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+  forgetRoom(principal.projectId, roomId);
+  return { member: toMember(item), created: current === undefined };
+}
+
+export async function removeMember(principal: Principal, roomId: string, userId: string): Promise<void> {
+  const access = await accessRoom(principal, roomId, { join: false });
+  if (access.room.type === 'dm') throw new ConflictError('dm_membership_fixed', 'A dm room has exactly its two members');
+  const leavingThemselves = principal.kind === 'user' && principal.userId === userId;
+  if (!leavingThemselves && !canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
+    throw new ForbiddenError('Only the member, the room owner, a moderator or an admin may remove a member');
+  }
+  await db.send(new DeleteCommand({ TableName: tableName, Key: membershipKey(principal.projectId, roomId, userId) }));
+  forgetRoom(principal.projectId, roomId);
+}
+
+/**
+ * The room's end-to-end key, for members. Guests (a guest-only token, or a guest membership)
+ * get 403 until promoted to member.
+ */
+export async function getE2eKey(principal: Principal & { kind: 'user' }, roomId: string) {
+  const { room, membership } = await accessRoom(principal, roomId, { join: false });
+  if (!membership) throw new ForbiddenError('Only members may fetch the room key', 'not_a_member');
+  if (membership.role === 'guest') throw new ForbiddenError('Guests may not fetch the room key', 'guest_forbidden');
+  return { roomId, e2eKey: room.e2eKey, e2eEnabled: room.e2eEnabled };
+}

@@ -1,0 +1,4 @@
+import { getBlockList } from '#domain/moderation/block-list';
+import { httpHandler, ok } from '#shared/http';
+
+export const handler = httpHandler('GetBlockList', {}, async ({ caller }) => ok(await getBlockList(caller.projectId)));

@@ -1,0 +1,9 @@
+import { z } from 'zod';
+import { idSchema } from '#shared/ids';
+
+/** Path parameters shared by the room routes. */
+export const roomParams = z.object({ roomId: idSchema });
+export const roomMemberParams = z.object({ roomId: idSchema, userId: idSchema });
+
+/** Query integers arrive as strings. */
+export const queryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);

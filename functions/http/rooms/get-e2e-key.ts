@@ -1,0 +1,7 @@
+import { getE2eKey } from '#domain/rooms/rooms';
+import { httpHandler, ok } from '#shared/http';
+import { roomParams } from '../params';
+
+export const handler = httpHandler('GetRoomE2eKey', { params: roomParams }, async ({ params, user }) =>
+  ok(await getE2eKey(user, params.roomId)),
+);

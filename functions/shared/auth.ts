@@ -1,0 +1,142 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { decodeJwt, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { ROLES, type Role } from '#lib/routes';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
+import { db, tableName } from '#shared/db/client';
+import { type ProjectItem, projectItem, projectKey } from '#shared/db/project';
+import { ForbiddenError, UnauthorizedError } from '#shared/errors';
+
+/** A project user, from a verified JWT. */
+export interface UserPrincipal {
+  readonly kind: 'user';
+  readonly projectId: string;
+  readonly userId: string;
+  readonly roles: readonly Role[];
+}
+
+/** A customer's backend, from a project API key: admin rights in its own project only. */
+export interface ServicePrincipal {
+  readonly kind: 'service';
+  readonly projectId: string;
+}
+
+export type Principal = UserPrincipal | ServicePrincipal;
+
+const roleRank = (role: Role) => ROLES.indexOf(role);
+
+/** The caller's highest role; a service principal outranks every user. */
+export function hasRole(principal: Principal, minRole: Role): boolean {
+  if (principal.kind === 'service') return true;
+  return principal.roles.some((role) => roleRank(role) >= roleRank(minRole));
+}
+
+export function requireRole(principal: Principal, minRole: Role): void {
+  if (!hasRole(principal, minRole)) throw new ForbiddenError(`This action needs the ${minRole} role or higher`);
+}
+
+export const isProjectAdmin = (principal: Principal) => hasRole(principal, 'admin');
+
+/** `sub` of a service principal, for audit fields. */
+export const actorId = (principal: Principal) => (principal.kind === 'user' ? principal.userId : 'service');
+
+const projectCache = new TtlCache<ProjectItem>(Math.max(config.CACHE_TTL_MS, 1000) * 12);
+
+/** Reads a project (cached per instance); `undefined` when it does not exist. */
+export async function loadProject(projectId: string): Promise<ProjectItem | undefined> {
+  const cached = projectCache.get(projectId);
+  if (cached) return cached;
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: projectKey(projectId) }));
+  if (!Item) return undefined;
+  const project = projectItem.parse(Item);
+  projectCache.set(projectId, project);
+  return project;
+}
+
+/** Called by whoever rotates a project's keys so this instance stops trusting the old ones at once. */
+export function forgetProject(projectId: string): void {
+  projectCache.delete(projectId);
+}
+
+export const hashApiKey = (apiKey: string) => createHash('sha256').update(apiKey).digest('hex');
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** API keys read `ck_<projectId>_<secret>`: the project id lets one GetItem find the hash to compare. */
+export const API_KEY_PATTERN = /^ck_([a-z0-9][a-z0-9-]{1,62})_([A-Za-z0-9_-]{20,})$/;
+
+export async function authenticateApiKey(apiKey: string): Promise<ServicePrincipal> {
+  const match = API_KEY_PATTERN.exec(apiKey);
+  const projectId = match?.[1];
+  if (!projectId) throw new UnauthorizedError('invalid_api_key', 'The API key is malformed');
+  const project = await loadProject(projectId);
+  if (!project || !constantTimeEqual(project.apiKeyHash, hashApiKey(apiKey))) {
+    throw new UnauthorizedError('invalid_api_key', 'The API key is not valid');
+  }
+  return { kind: 'service', projectId };
+}
+
+const ALGORITHMS = ['HS256'];
+const secretBytes = (secret: string) => new TextEncoder().encode(secret);
+
+export interface TokenClaims {
+  readonly projectId: string;
+  readonly userId: string;
+  readonly roles: readonly Role[];
+}
+
+/** Signs a user JWT the way a customer's backend may too: HS256 with the project's signing secret. */
+export async function signUserToken(
+  signingSecret: string,
+  claims: TokenClaims,
+  expiresInSeconds: number,
+): Promise<{ token: string; expiresAt: string }> {
+  const expiresAtSeconds = Math.floor(Date.now() / 1000) + expiresInSeconds;
+  const token = await new SignJWT({ projectId: claims.projectId, userId: claims.userId, roles: [...claims.roles] })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.userId)
+    .setIssuedAt()
+    .setExpirationTime(expiresAtSeconds)
+    .sign(secretBytes(signingSecret));
+  return { token, expiresAt: new Date(expiresAtSeconds * 1000).toISOString() };
+}
+
+const knownRoles = (value: unknown): Role[] =>
+  Array.isArray(value) ? value.filter((role): role is Role => (ROLES as readonly unknown[]).includes(role)) : [];
+
+/**
+ * Verifies a user JWT: the unverified `projectId` claim only selects which secret to try; the
+ * signature, the HS256 allow-list and `exp` decide. Tokens without roles are plain members.
+ */
+export async function authenticateToken(token: string): Promise<UserPrincipal> {
+  let projectId: unknown;
+  try {
+    projectId = decodeJwt(token).projectId;
+  } catch {
+    throw new UnauthorizedError('invalid_token', 'The token is not a JWT');
+  }
+  const project = typeof projectId === 'string' ? await loadProject(projectId) : undefined;
+  if (!project) throw new UnauthorizedError('invalid_token', 'The token does not name a known project');
+  try {
+    const { payload } = await jwtVerify(token, secretBytes(project.signingSecret), { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
+    const userId = typeof payload.userId === 'string' ? payload.userId : payload.sub;
+    if (!userId) throw new UnauthorizedError('invalid_token', 'The token names no user');
+    const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);
+    return { kind: 'user', projectId: project.projectId, userId, roles };
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token_expired', 'The token has expired');
+    if (error instanceof UnauthorizedError) throw error;
+    throw new UnauthorizedError('invalid_token', 'The token is not valid');
+  }
+}
+
+/** `Authorization: Bearer <JWT>` → the token, or undefined. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1];
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const rateLimitKey = z.enum(['user', 'room', 'tenant', 'ip']);
+
+/**
+ * Settings shared by every function, parsed once at module load so a bad value fails the cold start
+ * with a message naming the variable, instead of failing requests later.
+ */
+const configSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  EVENTS_QUEUE_URL: z.string().url(),
+  /** https callback URL of the WebSocket stage (AWS) or the local gateway base URL. */
+  CONNECTIONS_ENDPOINT: z.string().url().optional(),
+  /** Operator secret for `/platform/*`; those routes answer 404 while it is unset. */
+  CHAT_OPERATOR_KEY: z.string().min(16).optional(),
+  RATE_LIMIT_MESSAGES_PER_MINUTE: positiveInt(120),
+  /** Which keys the message rate limit counts by; each key has its own budget of the same size. */
+  RATE_LIMIT_MESSAGE_KEYS: z
+    .string()
+    .default('user')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((key) => key.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(rateLimitKey).min(1)),
+  TOKEN_DEFAULT_TTL_SECONDS: positiveInt(3600),
+  TOKEN_MAX_TTL_SECONDS: positiveInt(86_400),
+  /** How long a function instance trusts cached project keys, rooms, memberships and block lists. */
+  CACHE_TTL_MS: z.coerce.number().int().nonnegative().default(5000),
+  MESSAGE_MAX_LENGTH: positiveInt(4000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type RateLimitKey = z.infer<typeof rateLimitKey>;
+
+function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = configSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+  throw new Error(`Invalid configuration: ${problems}`);
+}
+
+export const config: Config = loadConfig(process.env);

@@ -1,0 +1,35 @@
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client';
+
+type Item = Record<string, unknown>;
+const MAX_ROUNDS = 8;
+const backoff = (round: number) => new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
+
+/** Puts items 25 per request, retrying what DynamoDB leaves unprocessed with backoff. */
+export async function putAll(items: readonly Item[]): Promise<void> {
+  for (let start = 0; start < items.length; start += 25) {
+    let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+    for (let round = 0; requests.length > 0; round++) {
+      if (round >= MAX_ROUNDS) throw new Error(`DynamoDB left ${requests.length} writes unprocessed`);
+      if (round > 0) await backoff(round);
+      const { UnprocessedItems } = await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+      requests = (UnprocessedItems?.[tableName] ?? []) as typeof requests;
+    }
+  }
+}
+
+/** Gets items 100 keys per request, retrying unprocessed keys; order of the result is not the keys' order. */
+export async function getAll(keys: readonly Item[]): Promise<Item[]> {
+  const found: Item[] = [];
+  for (let start = 0; start < keys.length; start += 100) {
+    let pending: Item[] = keys.slice(start, start + 100) as Item[];
+    for (let round = 0; pending.length > 0; round++) {
+      if (round >= MAX_ROUNDS) throw new Error(`DynamoDB left ${pending.length} reads unprocessed`);
+      if (round > 0) await backoff(round);
+      const { Responses, UnprocessedKeys } = await db.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending } } }));
+      found.push(...(Responses?.[tableName] ?? []));
+      pending = UnprocessedKeys?.[tableName]?.Keys ?? [];
+    }
+  }
+  return found;
+}

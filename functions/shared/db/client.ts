@@ -1,0 +1,22 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config';
+
+/**
+ * The one DynamoDB client of a function instance. The endpoint comes from the SDK's own
+ * `AWS_ENDPOINT_URL_DYNAMODB` (set by the local runtime), so nothing here knows about local mode.
+ * Exported raw as well, so a benchmark can count requests with SDK middleware.
+ */
+export const dynamo = new DynamoDBClient({ maxAttempts: 3 });
+
+export const db = DynamoDBDocumentClient.from(dynamo, {
+  marshallOptions: { removeUndefinedValues: true },
+});
+
+export const tableName = config.TABLE_NAME;
+
+/** True when a conditional write failed because its condition did not hold. */
+export function isConditionFailure(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { projectPk, roomPk } from './keys';
+
+export const roomType = z.enum(['public', 'group', 'dm']);
+export type RoomType = z.infer<typeof roomType>;
+
+export const roomItem = z.object({
+  pk: z.string(),
+  sk: z.literal('ROOM'),
+  /** Set on public rooms only: the project's public room directory. */
+  gsi1pk: z.string().optional(),
+  gsi1sk: z.string().optional(),
+  projectId: z.string(),
+  roomId: z.string(),
+  type: roomType,
+  name: z.string().optional(),
+  description: z.string().optional(),
+  e2eEnabled: z.boolean(),
+  /** 256-bit base64 key; only ever returned by the e2e-key route. */
+  e2eKey: z.string(),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type RoomItem = z.infer<typeof roomItem>;
+
+export const roomKey = (projectId: string, roomId: string) => ({ pk: roomPk(projectId, roomId), sk: 'ROOM' as const });
+
+export const publicRoomsIndexKey = (projectId: string) => `${projectPk(projectId)}#PUBLIC_ROOMS`;
+export const roomIndexSk = (roomId: string) => `R#${roomId}`;
+
+/** The public shape of a room: everything but keys and the e2e key. */
+export function toRoom(item: RoomItem) {
+  return {
+    id: item.roomId,
+    type: item.type,
+    name: item.name ?? null,
+    description: item.description ?? null,
+    e2eEnabled: item.e2eEnabled,
+    createdBy: item.createdBy,
+    createdAt: item.createdAt,
+    updatedAt: item.updatedAt,
+  };
+}
+export type Room = ReturnType<typeof toRoom>;

@@ -1,0 +1,32 @@
+import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { config } from '#shared/config';
+
+let client: ApiGatewayManagementApiClient | undefined;
+
+/** Built on first use: most functions never talk to connections. */
+function managementClient(): ApiGatewayManagementApiClient {
+  if (!config.CONNECTIONS_ENDPOINT) throw new Error('CONNECTIONS_ENDPOINT is not set for this function');
+  client ??= new ApiGatewayManagementApiClient({ endpoint: config.CONNECTIONS_ENDPOINT, maxAttempts: 2 });
+  return client;
+}
+
+export type PostOutcome = 'sent' | 'gone';
+
+/** Sends one frame. `gone` means API Gateway no longer knows the connection (410), so the caller deletes it. */
+export async function postToConnection(connectionId: string, frame: unknown): Promise<PostOutcome> {
+  try {
+    await managementClient().send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(JSON.stringify(frame)) }));
+    return 'sent';
+  } catch (error) {
+    if ((error as { name?: string }).name === 'GoneException') return 'gone';
+    throw error;
+  }
+}
+
+export async function closeConnection(connectionId: string): Promise<void> {
+  try {
+    await managementClient().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'GoneException') throw error;
+  }
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { z } from 'zod';
+import { type HttpRoute, httpRoute } from '#lib/routes';
+import {
+  authenticateApiKey,
+  authenticateToken,
+  bearerToken,
+  constantTimeEqual,
+  type Principal,
+  requireRole,
+  type UserPrincipal,
+} from '#shared/auth';
+import { config } from '#shared/config';
+import { BadRequestError, HttpError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
+import { logger } from '#shared/logger';
+
+/** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface HttpRequest<Body, Query, Params> {
+  readonly body: Body;
+  readonly query: Query;
+  readonly params: Params;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly sourceIp: string;
+  readonly traceId: string;
+  /** The authenticated caller; throws on routes with `auth: 'none' | 'operator'`. */
+  readonly caller: Principal;
+  /** The caller as a user; throws when a service principal reached a user-only route. */
+  readonly user: UserPrincipal;
+}
+
+export interface HttpResult {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+interface Schemas<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+  readonly body?: B;
+  readonly query?: Q;
+  readonly params?: P;
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: status,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: body === undefined ? '' : JSON.stringify(body),
+});
+
+function issuesOf(error: z.ZodError, where: string) {
+  return error.issues.map((issue) => ({ field: [where, ...issue.path].join('.'), message: issue.message }));
+}
+
+function parsePart<S extends z.ZodType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {
+  if (!schema) return undefined as z.infer<S>;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const details = issuesOf(parsed.error, where);
+  throw new BadRequestError(`Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, details);
+}
+
+function readJsonBody(event: APIGatewayProxyEventV2): unknown {
+  if (!event.body) return undefined;
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body exceeds ${MAX_BODY_BYTES} bytes`);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new BadRequestError('The body is not valid JSON', undefined, 'invalid_json');
+  }
+}
+
+function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers']): Record<string, string | undefined> {
+  const lower: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = value;
+  return lower;
+}
+
+async function authenticate(route: HttpRoute, headers: Record<string, string | undefined>): Promise<Principal | undefined> {
+  switch (route.auth) {
+    case 'none':
+      return undefined;
+    case 'operator': {
+      // Without an operator key the platform routes do not exist, rather than being guessable.
+      if (!config.CHAT_OPERATOR_KEY) throw new NotFoundError('not_found', 'No such route');
+      const given = headers['x-service-operator-key'];
+      if (!given || !constantTimeEqual(given, config.CHAT_OPERATOR_KEY)) {
+        throw new UnauthorizedError('missing_credentials', 'A valid X-Service-Operator-Key header is required');
+      }
+      return undefined;
+    }
+    case 'apiKey': {
+      const apiKey = headers['x-service-api-key'];
+      if (!apiKey) throw new UnauthorizedError('missing_credentials', 'The X-Service-Api-Key header is required');
+      return authenticateApiKey(apiKey);
+    }
+    case 'user':
+    case 'userOrService': {
+      const apiKey = headers['x-service-api-key'];
+      if (apiKey && route.auth === 'userOrService') return authenticateApiKey(apiKey);
+      const token = bearerToken(headers.authorization);
+      if (!token) {
+        const accepted = route.auth === 'user' ? 'Authorization: Bearer <JWT>' : 'Authorization: Bearer <JWT> or X-Service-Api-Key';
+        throw new UnauthorizedError('missing_credentials', `${accepted} is required`);
+      }
+      return authenticateToken(token);
+    }
+  }
+}
+
+/**
+ * Builds a route's Lambda handler: trace-id logging, error mapping, the auth its wiring-table entry
+ * names, zod validation of body/query/path, then `run`. Handlers stay a schema and one domain call.
+ */
+export function httpHandler<
+  B extends z.ZodType = z.ZodUndefined,
+  Q extends z.ZodType = z.ZodUndefined,
+  P extends z.ZodType = z.ZodUndefined,
+>(routeId: string, schemas: Schemas<B, Q, P>, run: (request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HttpResult>) {
+  const route = httpRoute(routeId);
+
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
+    const headers = lowerCaseHeaders(event.headers);
+    const traceId = headers['x-trace-id'] ?? event.requestContext?.requestId ?? randomUUID();
+    logger.appendKeys({ traceId, route: route.id });
+    const traceHeader = { 'x-trace-id': traceId };
+    try {
+      const principal = await authenticate(route, headers);
+      if (principal && route.minRole) requireRole(principal, route.minRole);
+      const request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>> = {
+        params: parsePart(schemas.params, event.pathParameters ?? {}, 'path'),
+        query: parsePart(schemas.query, event.queryStringParameters ?? {}, 'query'),
+        body: parsePart(schemas.body, readJsonBody(event), 'body'),
+        headers,
+        sourceIp: event.requestContext?.http?.sourceIp ?? 'unknown',
+        traceId,
+        get caller(): Principal {
+          if (!principal) throw new Error(`Route ${route.id} has no authenticated caller`);
+          return principal;
+        },
+        get user(): UserPrincipal {
+          if (principal?.kind !== 'user') throw new Error(`Route ${route.id} needs a user caller`);
+          return principal;
+        },
+      };
+      const result = await run(request);
+      return json(result.status, result.body, { ...traceHeader, ...result.headers });
+    } catch (error) {
+      if (error instanceof HttpError) {
+        if (error.statusCode >= 500) logger.error('request failed', { error });
+        return json(error.statusCode, error, { ...traceHeader, ...error.headers });
+      }
+      logger.error('unexpected error', { error: error as Error });
+      return json(500, { error: { code: 'internal_error', message: `Internal error; quote trace id ${traceId}` } }, traceHeader);
+    } finally {
+      logger.removeKeys(['traceId', 'route']);
+    }
+  });
+}
+
+export const ok = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers });
+export const created = (body: unknown): HttpResult => ({ status: 201, body });
+export const noContent = (): HttpResult => ({ status: 204 });

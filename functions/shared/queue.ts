@@ -1,0 +1,40 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { config } from '#shared/config';
+
+/**
+ * The queues live in this function's region, so requests go to the endpoint the SDK resolves
+ * (`AWS_ENDPOINT_URL_SQS` in local mode) rather than to the host written in a queue URL.
+ */
+export const sqs = new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false });
+
+/** What consumers of the events queue receive; the webhook envelope is built from it. */
+export interface DomainEvent {
+  readonly type: string;
+  readonly projectId: string;
+  readonly payload: Record<string, unknown>;
+  readonly createdAt: string;
+}
+
+const SQS_BATCH_LIMIT = 10;
+
+/**
+ * Publishes events in as few requests as SQS allows (10 per batch). Entries SQS reports as failed
+ * are retried once, then the call throws so the caller's error path (and logs) sees the loss.
+ */
+export async function publishEvents(events: readonly DomainEvent[]): Promise<void> {
+  for (let start = 0; start < events.length; start += SQS_BATCH_LIMIT) {
+    let batch = events.slice(start, start + SQS_BATCH_LIMIT).map((event, index) => ({
+      Id: String(index),
+      MessageBody: JSON.stringify(event),
+      MessageAttributes: { eventType: { DataType: 'String', StringValue: event.type } },
+    }));
+    for (let attempt = 1; batch.length > 0; attempt++) {
+      const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: config.EVENTS_QUEUE_URL, Entries: batch }));
+      const failedIds = new Set((result.Failed ?? []).map((failure) => failure.Id));
+      batch = batch.filter((entry) => failedIds.has(entry.Id));
+      if (batch.length > 0 && attempt >= 2) {
+        throw new Error(`SQS rejected ${batch.length} event(s): ${JSON.stringify(result.Failed)}`);
+      }
+    }
+  }
+}

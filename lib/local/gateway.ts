@@ -1,0 +1,379 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes';
+
+/** API Gateway's payload limit for HTTP APIs. */
+const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** API Gateway's frame limit for WebSocket APIs. */
+const MAX_FRAME_BYTES = 128 * 1024;
+
+type LambdaHandler = (event: unknown, context: Context) => Promise<APIGatewayProxyResultV2>;
+
+interface CompiledRoute {
+  readonly route: HttpRoute;
+  readonly pattern: RegExp;
+  readonly paramNames: readonly string[];
+  /** Literal segments count: API Gateway prefers the most specific match. */
+  readonly specificity: number;
+}
+
+function compile(route: HttpRoute): CompiledRoute {
+  const paramNames: string[] = [];
+  const segments = route.path.split('/').map((segment) => {
+    const param = /^\{(\w+)\}$/.exec(segment);
+    if (!param?.[1]) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    paramNames.push(param[1]);
+    return '([^/]+)';
+  });
+  return {
+    route,
+    pattern: new RegExp(`^${segments.join('/')}$`),
+    paramNames,
+    specificity: route.path.split('/').filter((s) => !s.startsWith('{')).length,
+  };
+}
+
+const compiledRoutes = httpRoutes.map(compile).sort((a, b) => b.specificity - a.specificity);
+
+function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': 'authorization,content-type,x-service-api-key,x-service-operator-key,x-trace-id,x-service-project-id',
+  'access-control-allow-methods': 'GET,POST,PUT,PATCH,DELETE,OPTIONS',
+  'access-control-expose-headers': 'retry-after,x-trace-id',
+};
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...CORS_HEADERS, ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () => resolve(size > MAX_PAYLOAD_BYTES ? 'too_large' : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+function headerRecord(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
+}
+
+function queryRecord(url: URL): Record<string, string> | undefined {
+  const query: Record<string, string> = {};
+  for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key).join(',');
+  return Object.keys(query).length ? query : undefined;
+}
+
+const isTextual = (contentType: string | undefined) => !contentType || /json|text|xml|x-www-form-urlencoded|javascript/i.test(contentType);
+
+/** API Gateway WebSocket connection ids look like `L0SM9cOFvHcCIhw=`. */
+const newConnectionId = () => randomBytes(10).toString('base64');
+
+export interface Gateway {
+  readonly port: number;
+  readonly baseUrl: string;
+  /** Open WebSocket connections, for tests and benchmarks. */
+  connectionCount(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The local stand-in for API Gateway: one `node:http` server that routes HTTP requests from the
+ * wiring table to handler modules (payload format 2.0), runs the WebSocket API's `$connect`,
+ * `$default` and `$disconnect` routes, and serves the `@connections` management API the real
+ * `ApiGatewayManagementApiClient` talks to. Handlers are imported in-process on first use.
+ */
+export async function startGateway(options: { port: number; host?: string; functionsDir: string }): Promise<Gateway> {
+  const host = options.host ?? '127.0.0.1';
+  const handlers = new Map<string, Promise<LambdaHandler>>();
+  const loadHandler = (file: string): Promise<LambdaHandler> => {
+    let loaded = handlers.get(file);
+    if (!loaded) {
+      loaded = import(pathToFileURL(join(options.functionsDir, file)).href).then((module: { handler?: LambdaHandler }) => {
+        if (typeof module.handler !== 'function') throw new Error(`${file} does not export a handler`);
+        return module.handler;
+      });
+      handlers.set(file, loaded);
+    }
+    return loaded;
+  };
+
+  const sockets = new Map<string, { socket: WebSocket; connectedAt: number; lastActiveAt: number; sourceIp: string; userAgent: string }>();
+  const wsRoute = (routeKey: string) => {
+    const route = webSocketRoutes.find((candidate) => candidate.routeKey === routeKey);
+    if (!route) throw new Error(`No WebSocket route ${routeKey} in lib/routes.ts`);
+    return route;
+  };
+
+  let baseUrl = '';
+  let domainName = '';
+  let stopping = false;
+
+  async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const method = (request.method ?? 'GET').toUpperCase();
+    if (url.pathname.startsWith('/@connections/')) return handleManagementApi(method, url, request, response);
+    if (method === 'OPTIONS') {
+      response.writeHead(204, CORS_HEADERS);
+      response.end();
+      return;
+    }
+    let match: { compiled: CompiledRoute; values: RegExpExecArray } | undefined;
+    let pathMatched = false;
+    for (const compiled of compiledRoutes) {
+      const values = compiled.pattern.exec(url.pathname);
+      if (!values) continue;
+      pathMatched = true;
+      if (compiled.route.method === method) {
+        match = { compiled, values };
+        break;
+      }
+    }
+    if (!match) {
+      const status = pathMatched ? 405 : 404;
+      sendJson(response, status, {
+        error: { code: status === 405 ? 'method_not_allowed' : 'not_found', message: `No route for ${method} ${url.pathname}` },
+      });
+      return;
+    }
+    const body = await readBody(request);
+    if (body === 'too_large') {
+      sendJson(response, 413, {
+        error: { code: 'payload_too_large', message: `Request bodies are limited to ${MAX_PAYLOAD_BYTES} bytes` },
+      });
+      return;
+    }
+    const { route, paramNames } = match.compiled;
+    const pathParameters = Object.fromEntries(paramNames.map((name, index) => [name, decodeURIComponent(match.values[index + 1] ?? '')]));
+    const headers = headerRecord(request);
+    const textual = isTextual(headers['content-type']);
+    const now = new Date();
+    const event: APIGatewayProxyEventV2 = {
+      version: '2.0',
+      routeKey: `${route.method} ${route.path}`,
+      rawPath: url.pathname,
+      rawQueryString: url.search.slice(1),
+      headers,
+      queryStringParameters: queryRecord(url),
+      pathParameters: paramNames.length ? pathParameters : undefined,
+      body: body.length ? (textual ? body.toString('utf8') : body.toString('base64')) : undefined,
+      isBase64Encoded: body.length > 0 && !textual,
+      requestContext: {
+        accountId: '000000000000',
+        apiId: 'local',
+        domainName,
+        domainPrefix: 'local',
+        http: {
+          method,
+          path: url.pathname,
+          protocol: `HTTP/${request.httpVersion}`,
+          sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: headers['user-agent'] ?? '',
+        },
+        requestId: randomUUID(),
+        routeKey: `${route.method} ${route.path}`,
+        stage: '$default',
+        time: now.toISOString(),
+        timeEpoch: now.getTime(),
+      },
+    };
+    const handler = await loadHandler(route.handler);
+    const result = await handler(event, lambdaContext(route.id));
+    writeLambdaResult(response, result);
+  }
+
+  function writeLambdaResult(response: ServerResponse, result: APIGatewayProxyResultV2): void {
+    if (typeof result === 'string' || result === undefined || result === null) {
+      response.writeHead(200, { 'content-type': 'application/json', ...CORS_HEADERS });
+      response.end(typeof result === 'string' ? result : '');
+      return;
+    }
+    const headers: Record<string, string | number | boolean> = { ...CORS_HEADERS, ...(result.headers ?? {}) };
+    const setCookies = result.cookies?.length ? { 'set-cookie': result.cookies } : {};
+    response.writeHead(result.statusCode ?? 200, { ...headers, ...setCookies } as Record<string, string>);
+    response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
+  }
+
+  /** The management API, as `ApiGatewayManagementApiClient` calls it (restJson1, errors named in a header). */
+  async function handleManagementApi(method: string, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const connectionId = decodeURIComponent(url.pathname.slice('/@connections/'.length));
+    const entry = sockets.get(connectionId);
+    if (!entry) {
+      sendJson(response, 410, { message: 'Gone' }, { 'x-amzn-errortype': 'GoneException' });
+      return;
+    }
+    if (method === 'POST') {
+      const body = await readBody(request);
+      if (body === 'too_large' || body.length > MAX_FRAME_BYTES) {
+        sendJson(response, 413, { message: 'Payload too large' }, { 'x-amzn-errortype': 'PayloadTooLargeException' });
+        return;
+      }
+      entry.socket.send(body.toString('utf8'));
+      response.writeHead(200);
+      response.end();
+    } else if (method === 'DELETE') {
+      entry.socket.close(1000, 'closed by server');
+      response.writeHead(204);
+      response.end();
+    } else if (method === 'GET') {
+      sendJson(response, 200, {
+        ConnectedAt: new Date(entry.connectedAt).toISOString(),
+        LastActiveAt: new Date(entry.lastActiveAt).toISOString(),
+        Identity: { SourceIp: entry.sourceIp, UserAgent: entry.userAgent },
+      });
+    } else {
+      sendJson(response, 405, { message: 'Method not allowed' });
+    }
+  }
+
+  function webSocketEvent(routeKey: string, connectionId: string, extra: Record<string, unknown>) {
+    const eventType = routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE';
+    return {
+      requestContext: {
+        routeKey,
+        eventType,
+        connectionId,
+        domainName,
+        stage: 'local',
+        apiId: 'local',
+        requestId: randomUUID(),
+        connectedAt: sockets.get(connectionId)?.connectedAt ?? Date.now(),
+        requestTimeEpoch: Date.now(),
+        messageDirection: 'IN',
+      },
+      isBase64Encoded: false,
+      ...extra,
+    };
+  }
+
+  async function invokeWebSocketRoute(
+    routeKey: '$connect' | '$disconnect' | '$default',
+    connectionId: string,
+    extra: Record<string, unknown>,
+  ) {
+    const route = wsRoute(routeKey);
+    const handler = await loadHandler(route.handler);
+    return handler(webSocketEvent(routeKey, connectionId, extra), lambdaContext(route.id));
+  }
+
+  const webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+
+  /**
+   * `GET /ws/rooms/<roomId>` (or `/ws?roomId=`): `$connect` runs before the upgrade, and a non-2xx
+   * answer refuses it. The connection is registered only after the upgrade completes, so, as on
+   * API Gateway, posting to it from inside `$connect` fails with 410.
+   */
+  async function handleUpgrade(request: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): Promise<void> {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const room = /^\/ws\/rooms\/([^/]+)$/.exec(url.pathname);
+    if (!room && url.pathname !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const query = queryRecord(url) ?? {};
+    if (room?.[1]) query.roomId = decodeURIComponent(room[1]);
+    const connectionId = newConnectionId();
+    const headers = headerRecord(request);
+    const result = await invokeWebSocketRoute('$connect', connectionId, { headers, queryStringParameters: query });
+    const status = typeof result === 'object' && result !== null ? (result.statusCode ?? 200) : 200;
+    if (status < 200 || status >= 300) {
+      const body = typeof result === 'object' && result?.body ? result.body : '';
+      socket.end(
+        `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Refused'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    webSockets.handleUpgrade(request, socket, head, (webSocket) => {
+      const now = Date.now();
+      sockets.set(connectionId, {
+        socket: webSocket,
+        connectedAt: now,
+        lastActiveAt: now,
+        sourceIp: request.socket.remoteAddress ?? '',
+        userAgent: headers['user-agent'] ?? '',
+      });
+      webSocket.on('message', (data, isBinary) => {
+        const entry = sockets.get(connectionId);
+        if (entry) entry.lastActiveAt = Date.now();
+        const body = isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString();
+        invokeWebSocketRoute('$default', connectionId, { body, isBase64Encoded: isBinary }).catch((error) => {
+          console.error('$default failed', error);
+        });
+      });
+      webSocket.on('close', () => {
+        sockets.delete(connectionId);
+        if (stopping) return;
+        invokeWebSocketRoute('$disconnect', connectionId, {}).catch((error) => console.error('$disconnect failed', error));
+      });
+    });
+  }
+
+  const server: Server = createServer((request, response) => {
+    handleHttp(request, response).catch((error) => {
+      console.error('gateway error', error);
+      if (!response.headersSent) sendJson(response, 502, { error: { code: 'bad_gateway', message: 'The handler failed' } });
+      else response.end();
+    });
+  });
+  server.on('upgrade', (request, socket, head) => {
+    handleUpgrade(request, socket, head).catch((error) => {
+      console.error('upgrade error', error);
+      socket.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  baseUrl = `http://${host}:${port}`;
+  domainName = `${host}:${port}`;
+
+  return {
+    port,
+    baseUrl,
+    connectionCount: () => sockets.size,
+    stop: async () => {
+      stopping = true;
+      for (const { socket } of sockets.values()) socket.terminate();
+      webSockets.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

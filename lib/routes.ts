@@ -1,0 +1,316 @@
+/**
+ * THE wiring table. Every HTTP route, WebSocket route and queue of the service is listed here once;
+ * the CDK stacks (`lib/stacks/`) build API Gateway routes, one Lambda function per route and
+ * least-privilege grants from it, and the local gateway (`lib/local/`) routes requests from it.
+ * Handlers read their own auth requirements from here too (`functions/shared/http`), so a route's
+ * auth cannot drift between the two worlds.
+ *
+ * Plain data only: this module is bundled into every function, so it must not import CDK or domain code.
+ */
+
+/** How a caller proves who it is. */
+export type AuthKind =
+  /** No credentials. */
+  | 'none'
+  /** `X-Service-Operator-Key` equal to `CHAT_OPERATOR_KEY`; the route answers 404 when that is unset. */
+  | 'operator'
+  /** `X-Service-Api-Key` of a project: a service principal with admin rights. */
+  | 'apiKey'
+  /** `Authorization: Bearer <JWT>` of a project user. */
+  | 'user'
+  /** A user JWT or a project API key (server routes). */
+  | 'userOrService';
+
+/** Project roles carried in the JWT `roles` claim, lowest first. `guest` sits below `member`. */
+export const ROLES = ['guest', 'member', 'moderator', 'admin', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * AWS resources a handler may touch. The CDK stack turns each into the narrowest grant
+ * (`table:read` → `grantReadData`, ...) and the matching environment variable.
+ */
+export type Access = 'table:read' | 'table:write' | 'events:send' | 'connections:manage';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRoute {
+  /** Stable id; also the Lambda function's logical name. */
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** API Gateway path syntax: `/rooms/{roomId}`. */
+  readonly path: string;
+  /** Handler module, relative to `functions/`; it exports `handler`. */
+  readonly handler: string;
+  readonly auth: AuthKind;
+  /** Lowest JWT role admitted. A service principal (API key) passes every role check. @default 'guest' */
+  readonly minRole?: Role;
+  readonly access: readonly Access[];
+  readonly summary: string;
+}
+
+export interface WebSocketRoute {
+  readonly routeKey: '$connect' | '$disconnect' | '$default';
+  readonly id: string;
+  readonly handler: string;
+  readonly access: readonly Access[];
+  readonly summary: string;
+}
+
+export interface QueueDefinition {
+  readonly id: string;
+  /** Seconds a received message stays invisible; must exceed the consumer's timeout. */
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives after which a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly summary: string;
+}
+
+const readWrite: readonly Access[] = ['table:read', 'table:write'];
+const messageWriter: readonly Access[] = ['table:read', 'table:write', 'events:send', 'connections:manage'];
+
+export const httpRoutes: readonly HttpRoute[] = [
+  {
+    id: 'GetHealth',
+    method: 'GET',
+    path: '/health',
+    handler: 'http/health/get-health.ts',
+    auth: 'none',
+    access: ['table:read', 'events:send'],
+    summary: 'State of the service and its dependencies',
+  },
+  {
+    id: 'CreateProject',
+    method: 'POST',
+    path: '/platform/projects',
+    handler: 'http/platform/create-project.ts',
+    auth: 'operator',
+    access: readWrite,
+    summary: 'Create a project (tenant); returns its API key and signing secret once',
+  },
+  {
+    id: 'RotateProjectKeys',
+    method: 'POST',
+    path: '/platform/projects/{projectId}/rotate-keys',
+    handler: 'http/platform/rotate-project-keys.ts',
+    auth: 'operator',
+    access: readWrite,
+    summary: 'Replace a project API key and/or JWT signing secret',
+  },
+  {
+    id: 'CreateToken',
+    method: 'POST',
+    path: '/auth/token',
+    handler: 'http/auth/create-token.ts',
+    auth: 'apiKey',
+    access: ['table:read'],
+    summary: 'Mint a user JWT for the API key project',
+  },
+  {
+    id: 'SignIn',
+    method: 'POST',
+    path: '/auth/signin',
+    handler: 'http/auth/sign-in.ts',
+    auth: 'none',
+    access: ['table:read'],
+    summary: 'Exchange user credentials for a session JWT',
+  },
+  {
+    id: 'SetUserCredentials',
+    method: 'PUT',
+    path: '/users/{userId}/credentials',
+    handler: 'http/auth/set-user-credentials.ts',
+    auth: 'apiKey',
+    access: readWrite,
+    summary: 'Set a user password and roles for sign-in',
+  },
+  {
+    id: 'CreateRoom',
+    method: 'POST',
+    path: '/rooms',
+    handler: 'http/rooms/create-room.ts',
+    auth: 'userOrService',
+    minRole: 'member',
+    access: readWrite,
+    summary: 'Create a public, group or dm room',
+  },
+  {
+    id: 'ListRooms',
+    method: 'GET',
+    path: '/rooms',
+    handler: 'http/rooms/list-rooms.ts',
+    auth: 'user',
+    access: ['table:read'],
+    summary: "The caller's rooms (or the project's public rooms)",
+  },
+  {
+    id: 'GetRoom',
+    method: 'GET',
+    path: '/rooms/{roomId}',
+    handler: 'http/rooms/get-room.ts',
+    auth: 'userOrService',
+    access: ['table:read'],
+    summary: 'One room',
+  },
+  {
+    id: 'UpdateRoom',
+    method: 'PATCH',
+    path: '/rooms/{roomId}',
+    handler: 'http/rooms/update-room.ts',
+    auth: 'userOrService',
+    access: readWrite,
+    summary: 'Change room fields (room owner or project admin)',
+  },
+  {
+    id: 'ListRoomMembers',
+    method: 'GET',
+    path: '/rooms/{roomId}/members',
+    handler: 'http/rooms/list-members.ts',
+    auth: 'userOrService',
+    access: ['table:read'],
+    summary: 'Members of a room',
+  },
+  {
+    id: 'AddRoomMember',
+    method: 'POST',
+    path: '/rooms/{roomId}/members',
+    handler: 'http/rooms/add-member.ts',
+    auth: 'userOrService',
+    access: readWrite,
+    summary: 'Add or promote a member (room owner, moderator or admin)',
+  },
+  {
+    id: 'RemoveRoomMember',
+    method: 'DELETE',
+    path: '/rooms/{roomId}/members/{userId}',
+    handler: 'http/rooms/remove-member.ts',
+    auth: 'userOrService',
+    access: readWrite,
+    summary: 'Remove a member (self, room owner, moderator or admin)',
+  },
+  {
+    id: 'GetRoomE2eKey',
+    method: 'GET',
+    path: '/rooms/{roomId}/e2e-key',
+    handler: 'http/rooms/get-e2e-key.ts',
+    auth: 'user',
+    access: ['table:read'],
+    summary: 'The room end-to-end key (members, not guests)',
+  },
+  {
+    id: 'CreateMessage',
+    method: 'POST',
+    path: '/messages',
+    handler: 'http/messages/create-message.ts',
+    auth: 'user',
+    access: messageWriter,
+    summary: 'Send a message to a room',
+  },
+  {
+    id: 'ListRoomMessages',
+    method: 'GET',
+    path: '/rooms/{roomId}/messages',
+    handler: 'http/messages/list-messages.ts',
+    auth: 'userOrService',
+    access: readWrite,
+    summary: 'Message history with before/after cursors',
+  },
+  {
+    id: 'PostRoomMessage',
+    method: 'POST',
+    path: '/rooms/{roomId}/messages',
+    handler: 'http/messages/post-room-message.ts',
+    auth: 'userOrService',
+    access: messageWriter,
+    summary: 'Send a message; admins may set userId and createdAt',
+  },
+  {
+    id: 'ImportMessage',
+    method: 'POST',
+    path: '/admin/messages/import',
+    handler: 'http/messages/import-message.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: messageWriter,
+    summary: 'Import one message, idempotent on clientMessageId',
+  },
+  {
+    id: 'ImportMessageBatch',
+    method: 'POST',
+    path: '/admin/messages/import/batch',
+    handler: 'http/messages/import-message-batch.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: messageWriter,
+    summary: 'Import up to 100 messages',
+  },
+  {
+    id: 'GetBlockList',
+    method: 'GET',
+    path: '/admin/moderation/blocklist',
+    handler: 'http/moderation/get-block-list.ts',
+    auth: 'userOrService',
+    minRole: 'moderator',
+    access: ['table:read'],
+    summary: "The project's moderation block list",
+  },
+  {
+    id: 'ReplaceBlockList',
+    method: 'PUT',
+    path: '/admin/moderation/blocklist',
+    handler: 'http/moderation/replace-block-list.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: readWrite,
+    summary: 'Replace the block list',
+  },
+  {
+    id: 'ListModerationFlags',
+    method: 'GET',
+    path: '/admin/moderation/flags',
+    handler: 'http/moderation/list-flags.ts',
+    auth: 'userOrService',
+    minRole: 'moderator',
+    access: ['table:read'],
+    summary: 'Moderation records written by automatic flags, newest first',
+  },
+];
+
+export const webSocketRoutes: readonly WebSocketRoute[] = [
+  {
+    routeKey: '$connect',
+    id: 'WsConnect',
+    handler: 'ws/connect.ts',
+    access: readWrite,
+    summary: 'Authenticate the token, check room membership, store the connection',
+  },
+  {
+    routeKey: '$disconnect',
+    id: 'WsDisconnect',
+    handler: 'ws/disconnect.ts',
+    access: readWrite,
+    summary: 'Delete the connection',
+  },
+  {
+    routeKey: '$default',
+    id: 'WsDefault',
+    handler: 'ws/default.ts',
+    access: messageWriter,
+    summary: 'Client frames: `type: message` through the message pipeline',
+  },
+];
+
+export const queues: readonly QueueDefinition[] = [
+  {
+    id: 'Events',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    summary: 'Domain events (message.created, mention, moderation.auto_flag, ...) for webhooks, push and summaries',
+  },
+];
+
+/** The route whose id is given; throws at cold start for a typo rather than at request time. */
+export function httpRoute(id: string): HttpRoute {
+  const route = httpRoutes.find((candidate) => candidate.id === id);
+  if (!route) throw new Error(`No HTTP route with id ${id} in lib/routes.ts`);
+  return route;
+}

@@ -1,0 +1,26 @@
+/**
+ * The single DynamoDB table's key schema, shared by the CDK storage stack and the local runtime's
+ * `CreateTable`, so the two can never disagree. Entities (`functions/shared/db/`) name these
+ * attributes and indexes; `test/infra` checks that every index an entity uses exists here.
+ */
+export const tableSchema = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  timeToLiveAttribute: 'ttl',
+  globalSecondaryIndexes: [
+    /** Inverted lookups: a user's rooms, a project's public rooms. */
+    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  ],
+} as const;
+
+export type IndexName = (typeof tableSchema.globalSecondaryIndexes)[number]['indexName'];
+
+/**
+ * Environment variables through which the stacks (and the local runtime) hand resource names to
+ * handlers. One list, so a rename is a compile error on both sides.
+ */
+export const resourceEnv = {
+  table: 'TABLE_NAME',
+  eventsQueue: 'EVENTS_QUEUE_URL',
+  connectionsEndpoint: 'CONNECTIONS_ENDPOINT',
+} as const;

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+
+export const runtime = () => inject('runtime');
+
+export interface ApiResponse<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+export interface ApiOptions {
+  readonly method?: string;
+  readonly body?: unknown;
+  /** Raw body, sent as is (for malformed JSON tests). */
+  readonly rawBody?: string;
+  readonly token?: string;
+  readonly apiKey?: string;
+  readonly headers?: Record<string, string>;
+}
+
+/** One HTTP request to the local gateway over a real socket. */
+export async function api<T = any>(path: string, options: ApiOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.apiKey) headers['x-service-api-key'] = options.apiKey;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = 'application/json';
+  }
+  const response = await fetch(`${runtime().baseUrl}${path}`, { method: options.method ?? (body ? 'POST' : 'GET'), headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // Non-JSON bodies stay text; tests that expect JSON fail on their own assertions.
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export interface TestProject {
+  readonly projectId: string;
+  readonly apiKey: string;
+  readonly signingSecret: string;
+  /** A JWT for `userId` in this project. */
+  token(userId: string, roles?: string[], expiresIn?: number): Promise<string>;
+}
+
+/** A fresh tenant through the operator route, so tests never share data. */
+export async function createTestProject(name = 'test'): Promise<TestProject> {
+  const created = await api('/platform/projects', {
+    body: { name },
+    headers: { 'x-service-operator-key': runtime().operatorKey },
+  });
+  if (created.status !== 201) throw new Error(`project creation failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const { projectId, apiKey, signingSecret } = created.body;
+  return {
+    projectId,
+    apiKey,
+    signingSecret,
+    async token(userId, roles, expiresIn) {
+      const issued = await api('/auth/token', {
+        apiKey,
+        body: { userId, ...(roles ? { roles } : {}), ...(expiresIn ? { expiresIn } : {}) },
+      });
+      if (issued.status !== 201) throw new Error(`token failed: ${issued.status} ${JSON.stringify(issued.body)}`);
+      return issued.body.token as string;
+    },
+  };
+}

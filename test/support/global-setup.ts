@@ -1,0 +1,36 @@
+import type { TestProject } from 'vitest/node';
+import { startLocalRuntime } from '../../lib/local/runtime';
+
+export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
+
+export interface RuntimeInfo {
+  readonly baseUrl: string;
+  readonly wsUrl: string;
+  readonly operatorKey: string;
+  readonly env: Record<string, string>;
+  readonly queueUrls: Record<string, string>;
+  readonly tableName: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    runtime: RuntimeInfo;
+  }
+}
+
+/** One local runtime for the integration and e2e suites, on free loopback ports, stopped at the end. */
+export default async function setup(project: TestProject) {
+  const runtime = await startLocalRuntime({
+    port: 0,
+    env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000' },
+  });
+  project.provide('runtime', {
+    baseUrl: runtime.baseUrl,
+    wsUrl: runtime.baseUrl.replace(/^http/, 'ws'),
+    operatorKey: OPERATOR_KEY,
+    env: { ...runtime.env },
+    queueUrls: { ...runtime.queueUrls },
+    tableName: runtime.tableName,
+  });
+  return () => runtime.stop();
+}
