@@ -8,7 +8,15 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          // Config is parsed at import; unit tests never reach these resources.
+          env: { TABLE_NAME: 'unit', EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit', AWS_REGION: 'us-east-1' },
+        },
+      },
       {
         extends: true,
         test: {

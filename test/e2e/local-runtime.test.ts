@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isAlive, type LocalProcess, startLocalProcess } from '../support/local-process';
+
+async function call(base: string, path: string, init: { method?: string; apiKey?: string; token?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (init.apiKey) headers['x-service-api-key'] = init.apiKey;
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  const response = await fetch(`${base}${path}`, {
+    method: init.method ?? (init.body ? 'POST' : 'GET'),
+    headers,
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  return { status: response.status, body: (await response.json().catch(() => undefined)) as any };
+}
+
+describe('npm start (bin/local.ts) as a process', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'chat-data-'));
+  const started: LocalProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((local) => local.stop('SIGKILL')));
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps rooms and messages across a restart on the same data folder, and Ctrl-C stops Java too', async () => {
+    // Prepare: first run creates the demo project, a room and a message
+    const first = await startLocalProcess({ env: { CHAT_DATA_DIR: dataDir } });
+    started.push(first);
+    expect(first.output()).toMatch(/Project id:\s+demo/);
+    const token = (await call(first.baseUrl, '/auth/token', { apiKey: first.apiKey, body: { userId: 'alice' } })).body.token;
+    expect((await call(first.baseUrl, '/rooms', { token, body: { id: 'kept', type: 'group', members: ['bob'] } })).status).toBe(201);
+    const sent = await call(first.baseUrl, '/messages', { token, body: { roomId: 'kept', content: 'survives restarts' } });
+    expect(sent.status).toBe(201);
+    const javaPids = first.javaPids();
+    expect(javaPids.length).toBeGreaterThan(0);
+
+    // Act: Ctrl-C, then start again on the same folder
+    expect(await first.stop('SIGINT')).toBe(0);
+    expect(javaPids.filter(isAlive)).toEqual([]);
+    const second = await startLocalProcess({ env: { CHAT_DATA_DIR: dataDir } });
+    started.push(second);
+
+    // Assess: same API key, same room, same message
+    expect(second.apiKey).toBe(first.apiKey);
+    const again = (await call(second.baseUrl, '/auth/token', { apiKey: second.apiKey, body: { userId: 'alice' } })).body.token;
+    const room = await call(second.baseUrl, '/rooms/kept', { token: again });
+    expect(room.status).toBe(200);
+    const history = await call(second.baseUrl, '/rooms/kept/messages', { token: again });
+    expect(history.body.messages).toEqual([sent.body]);
+    expect(await second.stop('SIGTERM')).toBe(0);
+  }, 120_000);
+
+  it('uses CHAT_API_KEY as the demo key and --in-memory keeps nothing', async () => {
+    // Prepare
+    const apiKey = 'ck_demo_this-is-a-chosen-local-key';
+
+    // Act
+    const local = await startLocalProcess({ args: ['--in-memory'], env: { CHAT_API_KEY: apiKey } });
+    started.push(local);
+    const issued = await call(local.baseUrl, '/auth/token', { apiKey, body: { userId: 'carol' } });
+    const rooms = await call(local.baseUrl, '/rooms', { token: issued.body.token });
+
+    // Assess
+    expect(local.apiKey).toBe(apiKey);
+    expect(local.output()).toContain('in memory');
+    expect(issued.status).toBe(201);
+    expect(rooms.body.rooms).toEqual([]);
+    expect(await local.stop()).toBe(0);
+  }, 60_000);
+});
