@@ -7,6 +7,8 @@
  *
  * CHAT_URL defaults to the local runtime (http://127.0.0.1:8787).
  */
+export {};
+
 const usage = `usage:
   npm run chat -- project create <name> [--id <projectId>]
   npm run chat -- project rotate-keys <projectId> [--signing-secret] [--keep-api-key]

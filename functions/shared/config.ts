@@ -10,7 +10,8 @@ const rateLimitKey = z.enum(['user', 'room', 'tenant', 'ip']);
  */
 const configSchema = z.object({
   TABLE_NAME: z.string().min(1),
-  EVENTS_QUEUE_URL: z.string().url(),
+  /** Set only on functions whose wiring-table entry has `events:send`. */
+  EVENTS_QUEUE_URL: z.string().url().optional(),
   /** https callback URL of the WebSocket stage (AWS) or the local gateway base URL. */
   CONNECTIONS_ENDPOINT: z.string().url().optional(),
   /** Operator secret for `/platform/*`; those routes answer 404 while it is unset. */

@@ -22,6 +22,8 @@ const SQS_BATCH_LIMIT = 10;
  * are retried once, then the call throws so the caller's error path (and logs) sees the loss.
  */
 export async function publishEvents(events: readonly DomainEvent[]): Promise<void> {
+  const queueUrl = config.EVENTS_QUEUE_URL;
+  if (!queueUrl) throw new Error('EVENTS_QUEUE_URL is not set: give this route `events:send` in lib/routes.ts');
   for (let start = 0; start < events.length; start += SQS_BATCH_LIMIT) {
     let batch = events.slice(start, start + SQS_BATCH_LIMIT).map((event, index) => ({
       Id: String(index),
@@ -29,7 +31,7 @@ export async function publishEvents(events: readonly DomainEvent[]): Promise<voi
       MessageAttributes: { eventType: { DataType: 'String', StringValue: event.type } },
     }));
     for (let attempt = 1; batch.length > 0; attempt++) {
-      const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: config.EVENTS_QUEUE_URL, Entries: batch }));
+      const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch }));
       const failedIds = new Set((result.Failed ?? []).map((failure) => failure.Id));
       batch = batch.filter((entry) => failedIds.has(entry.Id));
       if (batch.length > 0 && attempt >= 2) {

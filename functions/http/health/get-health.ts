@@ -19,7 +19,10 @@ async function probe(check: () => Promise<unknown>) {
 export const handler = httpHandler('GetHealth', {}, async () => {
   const [dynamodb, eventsQueue] = await Promise.all([
     probe(() => db.send(new GetCommand({ TableName: tableName, Key: { pk: 'HEALTH', sk: 'HEALTH' } }))),
-    probe(() => sqs.send(new GetQueueAttributesCommand({ QueueUrl: config.EVENTS_QUEUE_URL, AttributeNames: ['QueueArn'] }))),
+    probe(async () => {
+      if (!config.EVENTS_QUEUE_URL) throw new Error('EVENTS_QUEUE_URL is not set');
+      return sqs.send(new GetQueueAttributesCommand({ QueueUrl: config.EVENTS_QUEUE_URL, AttributeNames: ['QueueArn'] }));
+    }),
   ]);
   const healthy = dynamodb.status === 'ok' && eventsQueue.status === 'ok';
   return {
