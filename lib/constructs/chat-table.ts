@@ -1,0 +1,35 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { tableSchema } from '../table.ts';
+
+/**
+ * The service's single DynamoDB table with its secure defaults fixed in one place: keys and indexes
+ * from `tableSchema` (`lib/table.ts`, shared with the local runtime), on-demand billing,
+ * point-in-time recovery, TTL, AWS-managed encryption, deletion protection, and retained on stack
+ * deletion.
+ */
+export class ChatTable extends Construct {
+  public readonly table: TableV2;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: tableSchema.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: tableSchema.sortKey, type: AttributeType.STRING },
+      globalSecondaryIndexes: tableSchema.globalSecondaryIndexes.map((index) => ({
+        indexName: index.indexName,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType.ALL,
+      })),
+      timeToLiveAttribute: tableSchema.timeToLiveAttribute,
+      billing: Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryptionV2.awsManagedKey(),
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import { type App, Tags, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { type ChatConfig, chatContextOverrides, resolveChatConfig } from './chat-config.ts';
+import { ChatStack } from './chat-stack.ts';
+
+/** Options of {@link createChatApp}. */
+export interface ChatAppOptions {
+  /**
+   * Settings that win over CDK context (tests use this instead of `-c key=value`).
+   * @default - context values, then the defaults of `resolveChatConfig`
+   */
+  readonly config?: Partial<ChatConfig>;
+  /**
+   * Registers cdk-nag's AwsSolutions pack as a validation plugin: synthesis fails on any finding
+   * that is not acknowledged with a reason.
+   * @default true
+   */
+  readonly nagChecks?: boolean;
+}
+
+/** What {@link createChatApp} built. */
+export interface ChatAppResult {
+  readonly config: ChatConfig;
+  readonly stack: ChatStack;
+}
+
+/**
+ * Composes the service into `app`: one stack named `Chat-<stage>`. Reads context only (no lookups,
+ * no credentials), so `cdk synth` runs offline.
+ */
+export function createChatApp(app: App, options: ChatAppOptions = {}): ChatAppResult {
+  const config = resolveChatConfig({ ...chatContextOverrides(app.node), ...options.config });
+
+  const stack = new ChatStack(app, `Chat-${config.stage}`, {
+    config,
+    description: `Serverless chat service, stage ${config.stage}`,
+    env: config.account || config.region ? { account: config.account, region: config.region } : undefined,
+  });
+  Tags.of(stack).add('service', 'chat');
+  Tags.of(stack).add('stage', config.stage);
+
+  if (options.nagChecks ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return { config, stack };
+}

@@ -1,0 +1,156 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { Node } from 'constructs';
+
+/** Settings of one deployment of the service; every field has a default. */
+export interface ChatConfig {
+  /**
+   * Deployment stage; part of every stack name (`Chat-<stage>-Api`).
+   * @default 'dev'
+   */
+  readonly stage: string;
+  /**
+   * `RATE_LIMIT_MESSAGES_PER_MINUTE` for every function.
+   * @default 120
+   */
+  readonly rateLimitMessagesPerMinute: number;
+  /**
+   * `CHAT_OPERATOR_KEY` (at least 16 characters). Empty leaves the variable unset, and the
+   * `/platform/*` routes then answer 404.
+   * @default '' (operator routes disabled)
+   */
+  readonly operatorKey: string;
+  /**
+   * `LOG_LEVEL` for every function (Powertools Logger).
+   * @default 'INFO'
+   */
+  readonly logLevel: string;
+  /**
+   * Origins allowed by the HTTP API's CORS preflight.
+   * @default ['*']
+   */
+  readonly corsAllowOrigins: readonly string[];
+  /**
+   * Steady-state requests per second per route, for the HTTP API and the WebSocket stage.
+   * @default 500
+   */
+  readonly throttleRateLimit: number;
+  /**
+   * Burst requests per route, for the HTTP API and the WebSocket stage.
+   * @default 1000
+   */
+  readonly throttleBurstLimit: number;
+  /**
+   * Turns on access logs for the WebSocket stage. Unlike HTTP APIs, WebSocket access logs need the
+   * account-level API Gateway CloudWatch role (`apigateway:UpdateAccount`), which this app does not own.
+   * @default false
+   */
+  readonly webSocketAccessLogs: boolean;
+  /**
+   * E-mail address subscribed to the alarm topic.
+   * @default - no subscription
+   */
+  readonly alarmEmail?: string;
+  /**
+   * HTTP API 5xx responses, in percent of requests, above which the 5xx alarm fires.
+   * @default 5
+   */
+  readonly http5xxAlarmPercent: number;
+  /**
+   * What happens to log groups and the alarm topic's KMS key when they are removed from the stack.
+   * The table is always retained.
+   * @default RemovalPolicy.RETAIN for the stage 'prod', RemovalPolicy.DESTROY otherwise
+   */
+  readonly removalPolicy: RemovalPolicy;
+  /**
+   * Target account.
+   * @default - environment-agnostic (`CDK_DEFAULT_ACCOUNT` is not read, so synth needs no credentials)
+   */
+  readonly account?: string;
+  /**
+   * Target region.
+   * @default - environment-agnostic
+   */
+  readonly region?: string;
+}
+
+/** The defaults of {@link ChatConfig}, merged under `overrides`; validates what handlers would reject at cold start. */
+export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConfig {
+  const stage = overrides.stage ?? 'dev';
+  const config: ChatConfig = {
+    stage,
+    rateLimitMessagesPerMinute: 120,
+    operatorKey: '',
+    logLevel: 'INFO',
+    corsAllowOrigins: ['*'],
+    throttleRateLimit: 500,
+    throttleBurstLimit: 1000,
+    webSocketAccessLogs: false,
+    http5xxAlarmPercent: 5,
+    removalPolicy: stage === 'prod' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    ...withoutUndefined(overrides),
+  };
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,20}$/.test(config.stage)) {
+    throw new Error(`stage must be a letter followed by up to 20 letters, digits or dashes, got "${config.stage}"`);
+  }
+  if (!Number.isInteger(config.rateLimitMessagesPerMinute) || config.rateLimitMessagesPerMinute <= 0) {
+    throw new Error(`rateLimitMessagesPerMinute must be a positive integer, got ${config.rateLimitMessagesPerMinute}`);
+  }
+  if (config.operatorKey !== '' && config.operatorKey.length < 16) {
+    throw new Error('operatorKey must be at least 16 characters (functions/shared/config.ts rejects shorter keys)');
+  }
+  return config;
+}
+
+/**
+ * Reads {@link ChatConfig} from CDK context (`cdk synth -c stage=prod -c operatorKey=...`); unset keys
+ * keep their defaults.
+ */
+export function chatConfigFromContext(node: Node): ChatConfig {
+  return resolveChatConfig(chatContextOverrides(node));
+}
+
+/** The {@link ChatConfig} fields set in CDK context, unresolved (no defaults applied). */
+export function chatContextOverrides(node: Node): Partial<ChatConfig> {
+  const text = (key: string): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    return value === undefined || value === null ? undefined : String(value);
+  };
+  const number = (key: string): number | undefined => {
+    const value = text(key);
+    if (value === undefined) return undefined;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed)) throw new Error(`Context ${key} must be a number, got "${value}"`);
+    return parsed;
+  };
+  const origins = text('corsAllowOrigins');
+  return withoutUndefined({
+    stage: text('stage'),
+    rateLimitMessagesPerMinute: number('rateLimitMessagesPerMinute'),
+    operatorKey: text('operatorKey'),
+    logLevel: text('logLevel'),
+    corsAllowOrigins: origins
+      ?.split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+    throttleRateLimit: number('throttleRateLimit'),
+    throttleBurstLimit: number('throttleBurstLimit'),
+    webSocketAccessLogs: text('webSocketAccessLogs') === undefined ? undefined : text('webSocketAccessLogs') === 'true',
+    alarmEmail: text('alarmEmail'),
+    http5xxAlarmPercent: number('http5xxAlarmPercent'),
+    account: text('account'),
+    region: text('region'),
+  } satisfies Partial<ChatConfig>);
+}
+
+/** Environment variables every function gets from the shared configuration. */
+export function sharedEnvironment(config: ChatConfig): Record<string, string> {
+  return {
+    RATE_LIMIT_MESSAGES_PER_MINUTE: String(config.rateLimitMessagesPerMinute),
+    LOG_LEVEL: config.logLevel,
+    ...(config.operatorKey ? { CHAT_OPERATOR_KEY: config.operatorKey } : {}),
+  };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}
