@@ -184,8 +184,8 @@ export const httpRoutes: readonly HttpRoute[] = [
     path: '/rooms/{roomId}/members/{userId}',
     handler: 'http/rooms/remove-member.ts',
     auth: 'userOrService',
-    access: readWrite,
-    summary: 'Remove a member (self, room owner, moderator or admin)',
+    access: [...readWrite, 'connections:manage'],
+    summary: "Remove a member (self, room owner, moderator or admin) and close the member's sockets to the room",
   },
   {
     id: 'GetRoomE2eKey',

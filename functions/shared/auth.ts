@@ -7,6 +7,7 @@ import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
 import { type ProjectItem, projectItem, projectKey } from '#shared/db/project';
 import { ForbiddenError, UnauthorizedError } from '#shared/errors';
+import { idSchema } from '#shared/ids';
 
 /** A project user, from a verified JWT. */
 export interface UserPrincipal {
@@ -124,10 +125,10 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
   if (!project) throw new UnauthorizedError('invalid_token', 'The token does not name a known project');
   try {
     const { payload } = await jwtVerify(token, secretBytes(project.signingSecret), { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
-    const userId = typeof payload.userId === 'string' ? payload.userId : payload.sub;
-    if (!userId) throw new UnauthorizedError('invalid_token', 'The token names no user');
+    const userId = idSchema.safeParse(typeof payload.userId === 'string' ? payload.userId : payload.sub);
+    if (!userId.success) throw new UnauthorizedError('invalid_token', 'The token names no valid user id');
     const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);
-    return { kind: 'user', projectId: project.projectId, userId, roles };
+    return { kind: 'user', projectId: project.projectId, userId: userId.data, roles };
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token_expired', 'The token has expired');
     if (error instanceof UnauthorizedError) throw error;

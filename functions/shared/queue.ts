@@ -18,6 +18,13 @@ export interface DomainEvent {
 const SQS_BATCH_LIMIT = 10;
 
 /**
+ * JSON with every non-ASCII character escaped. SQS rejects some code points (U+FFFE, U+FFFF) and
+ * stand-ins reject more; escaped JSON parses back to the same event everywhere.
+ */
+export const sqsSafeJson = (value: unknown) =>
+  JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
  * Publishes events in as few requests as SQS allows (10 per batch). Entries SQS reports as failed
  * are retried once, then the call throws so the caller's error path (and logs) sees the loss.
  */
@@ -27,7 +34,7 @@ export async function publishEvents(events: readonly DomainEvent[]): Promise<voi
   for (let start = 0; start < events.length; start += SQS_BATCH_LIMIT) {
     let batch = events.slice(start, start + SQS_BATCH_LIMIT).map((event, index) => ({
       Id: String(index),
-      MessageBody: JSON.stringify(event),
+      MessageBody: sqsSafeJson(event),
       MessageAttributes: { eventType: { DataType: 'String', StringValue: event.type } },
     }));
     for (let attempt = 1; batch.length > 0; attempt++) {

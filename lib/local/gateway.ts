@@ -99,6 +99,15 @@ function queryRecord(url: URL): Record<string, string> | undefined {
 
 const isTextual = (contentType: string | undefined) => !contentType || /json|text|xml|x-www-form-urlencoded|javascript/i.test(contentType);
 
+/** Path parameters percent-decoded, or `undefined` when an escape is malformed (API Gateway answers 400). */
+function decodePathParameters(names: readonly string[], values: RegExpExecArray): Record<string, string> | undefined {
+  try {
+    return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(values[index + 1] ?? '')]));
+  } catch {
+    return undefined;
+  }
+}
+
 /** API Gateway WebSocket connection ids look like `L0SM9cOFvHcCIhw=`. */
 const newConnectionId = () => randomBytes(10).toString('base64');
 
@@ -177,7 +186,11 @@ export async function startGateway(options: { port: number; host?: string; funct
       return;
     }
     const { route, paramNames } = match.compiled;
-    const pathParameters = Object.fromEntries(paramNames.map((name, index) => [name, decodeURIComponent(match.values[index + 1] ?? '')]));
+    const pathParameters = decodePathParameters(paramNames, match.values);
+    if (!pathParameters) {
+      sendJson(response, 400, { error: { code: 'invalid_path', message: 'The path has a malformed percent-encoding' } });
+      return;
+    }
     const headers = headerRecord(request);
     const textual = isTextual(headers['content-type']);
     const now = new Date();
@@ -304,7 +317,12 @@ export async function startGateway(options: { port: number; host?: string; funct
       return;
     }
     const query = queryRecord(url) ?? {};
-    if (room?.[1]) query.roomId = decodeURIComponent(room[1]);
+    const roomParameter = room ? decodePathParameters(['roomId'], room) : {};
+    if (!roomParameter) {
+      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    if (roomParameter.roomId) query.roomId = roomParameter.roomId;
     const connectionId = newConnectionId();
     const headers = headerRecord(request);
     const result = await invokeWebSocketRoute('$connect', connectionId, { headers, queryStringParameters: query });

@@ -12,17 +12,23 @@ export interface IssuedToken {
   readonly expiresAt: string;
 }
 
+/** The requested token lifetime, checked against `TOKEN_MAX_TTL_SECONDS` the same way on every route. */
+function tokenLifetime(expiresIn: number | undefined): number {
+  const lifetime = expiresIn ?? config.TOKEN_DEFAULT_TTL_SECONDS;
+  if (lifetime > config.TOKEN_MAX_TTL_SECONDS) {
+    throw new BadRequestError(`expiresIn may be at most ${config.TOKEN_MAX_TTL_SECONDS} seconds`, [
+      { field: 'body.expiresIn', message: `must be <= ${config.TOKEN_MAX_TTL_SECONDS}` },
+    ]);
+  }
+  return lifetime;
+}
+
 /** Mints a user token for a project whose API key the caller presented. */
 export async function issueToken(
   projectId: string,
   input: { userId: string; roles?: readonly Role[]; expiresIn?: number },
 ): Promise<IssuedToken> {
-  const expiresIn = input.expiresIn ?? config.TOKEN_DEFAULT_TTL_SECONDS;
-  if (expiresIn > config.TOKEN_MAX_TTL_SECONDS) {
-    throw new BadRequestError(`expiresIn may be at most ${config.TOKEN_MAX_TTL_SECONDS} seconds`, [
-      { field: 'body.expiresIn', message: `must be <= ${config.TOKEN_MAX_TTL_SECONDS}` },
-    ]);
-  }
+  const expiresIn = tokenLifetime(input.expiresIn);
   const project = await loadProject(projectId);
   if (!project) throw new UnauthorizedError('invalid_api_key', 'The project no longer exists');
   return signUserToken(project.signingSecret, { projectId, userId: input.userId, roles: input.roles ?? ['member'] }, expiresIn);
@@ -49,6 +55,7 @@ export async function setUserCredentials(
  * password give the same answer, so sign-in cannot probe which users exist.
  */
 export async function signIn(input: { projectId: string; userId: string; password: string; expiresIn?: number }): Promise<IssuedToken> {
+  const expiresIn = tokenLifetime(input.expiresIn);
   const rejected = new UnauthorizedError('invalid_credentials', 'Unknown user or wrong password');
   const project = await loadProject(input.projectId);
   if (!project) throw rejected;
@@ -56,7 +63,6 @@ export async function signIn(input: { projectId: string; userId: string; passwor
   const credentials = Item ? userCredentialsItem.parse(Item) : undefined;
   const valid = credentials ? await verifyPassword(input.password, credentials.passwordHash) : false;
   if (!credentials || !valid) throw rejected;
-  const expiresIn = Math.min(input.expiresIn ?? config.TOKEN_DEFAULT_TTL_SECONDS, config.TOKEN_MAX_TTL_SECONDS);
   return signUserToken(
     project.signingSecret,
     { projectId: input.projectId, userId: input.userId, roles: credentials.roles as Role[] },

@@ -22,10 +22,17 @@ export const attachmentsSchema = z
   .array(z.string().max(2048, 'an attachment URL is at most 2048 characters').refine(isHttpUrl, 'must be an http or https URL'))
   .max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`);
 
-const createdAtSchema = z.iso
-  .datetime({ offset: true, message: 'must be an ISO 8601 timestamp' })
-  .refine((value) => Date.parse(value) >= EARLIEST_CREATED_AT, 'must not be before 2000-01-01')
-  .refine((value) => Date.parse(value) <= Date.now() + FUTURE_SKEW_MS, 'must not be in the future');
+const createdAtSchema = z.string().superRefine((value, context) => {
+  const at = Date.parse(value);
+  const problem = !z.iso.datetime({ offset: true }).safeParse(value).success
+    ? 'must be an ISO 8601 timestamp'
+    : at < EARLIEST_CREATED_AT
+      ? 'must not be before 2000-01-01'
+      : at > Date.now() + FUTURE_SKEW_MS
+        ? 'must not be in the future'
+        : undefined;
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
 
 /** Fields every entry point accepts; `userId` and `createdAt` need admin rights (checked in the pipeline). */
 export const messageFields = {

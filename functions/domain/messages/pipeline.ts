@@ -32,7 +32,8 @@ export interface SendResult {
 }
 
 const MAX_ID_COLLISIONS = 20;
-const MENTION_PATTERN = /(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_.:-]{1,128})/g;
+/** `@alice`, `@bob.smith`; trailing punctuation (`@bob.`) is not part of the name. */
+const MENTION_PATTERN = /(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_.:-]{0,127}[A-Za-z0-9_])/g;
 
 /**
  * The one message pipeline: validate → authorize → rate limit → moderation → persist (idempotent
@@ -85,9 +86,16 @@ interface Reservation {
   readonly createdAt: string;
 }
 
+async function messageAt(projectId: string, roomId: string, messageId: number): Promise<MessageItem | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId), ConsistentRead: true }),
+  );
+  return Item ? messageItem.parse(Item) : undefined;
+}
+
 /**
  * A previous use of `clientMessageId`: its message, or only its reservation when that attempt died
- * between reserving the id and writing the message (the caller then finishes the job).
+ * (or is still running) between reserving the id and writing the message.
  */
 async function findByClientMessageId(projectId: string, roomId: string, clientMessageId: string) {
   const { Item } = await db.send(
@@ -95,10 +103,7 @@ async function findByClientMessageId(projectId: string, roomId: string, clientMe
   );
   if (!Item) return undefined;
   const reserved: Reservation = { id: Number(Item.messageId), createdAt: String(Item.createdAt) };
-  const { Item: stored } = await db.send(
-    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, reserved.id), ConsistentRead: true }),
-  );
-  const message = stored ? messageItem.parse(stored) : undefined;
+  const message = await messageAt(projectId, roomId, reserved.id);
   return { reserved, message: message?.clientMessageId === clientMessageId ? toMessage(message) : undefined };
 }
 
@@ -106,7 +111,8 @@ async function persistAndAnnounce(principal: Principal, input: MessageInput, aut
   const projectId = principal.projectId;
   const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
   const matchedTerm = await findBlockedTerm(projectId, input.content);
-  const base: Omit<MessageItem, 'pk' | 'sk' | 'id'> = {
+  const moderation = matchedTerm ? { label: 'auto_flag' as const, reason: `block_list:${matchedTerm}` } : null;
+  const base: MessageBase = {
     projectId,
     roomId: input.roomId,
     userId: authorId,
@@ -115,7 +121,7 @@ async function persistAndAnnounce(principal: Principal, input: MessageInput, aut
     attachments: input.attachments ?? [],
     clientMessageId: input.clientMessageId ?? null,
     createdAt,
-    moderation: matchedTerm ? { label: 'auto_flag', reason: `block_list:${matchedTerm}` } : null,
+    moderation,
   };
 
   const live = input.createdAt === undefined;
@@ -125,27 +131,38 @@ async function persistAndAnnounce(principal: Principal, input: MessageInput, aut
   if ('duplicate' in outcome) return { message: outcome.duplicate, created: false };
   const message = toMessage(outcome.item);
 
-  if (matchedTerm && outcome.item.moderation) {
-    await recordAutoFlag({
-      projectId,
-      roomId: message.roomId,
-      messageId: message.id,
-      userId: authorId,
-      reason: outcome.item.moderation.reason,
-      matchedTerm,
-      createdAt: message.createdAt,
-    });
-  }
-  const [events] = await Promise.all([
-    domainEventsFor(message, projectId, matchedTerm !== undefined),
-    broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch(
-      (error) => {
-        logger.error('broadcast failed', { error: error as Error, roomId: message.roomId });
-      },
+  // The connection list is read only after the message is stored: a client that connects
+  // meanwhile either is in the list or finds the message in its history replay.
+  await Promise.all([
+    matchedTerm && moderation
+      ? recordAutoFlag({
+          projectId,
+          roomId: message.roomId,
+          messageId: message.id,
+          userId: authorId,
+          reason: moderation.reason,
+          matchedTerm,
+        })
+      : undefined,
+    broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch((error) =>
+      logger.error('broadcast failed', { error: error as Error, roomId: message.roomId }),
     ),
+    announce(message, projectId, moderation !== null),
   ]);
-  await publishEvents(events);
   return { message, created: true };
+}
+
+/**
+ * Publishes the message's domain events. The message is already stored and delivered, so a failure
+ * here is logged with the events (for replay) rather than failing a send the client would retry.
+ */
+async function announce(message: Message, projectId: string, flagged: boolean): Promise<void> {
+  const events = await domainEventsFor(message, projectId, flagged);
+  try {
+    await publishEvents(events);
+  } catch (error) {
+    logger.error('publishing domain events failed', { error: error as Error, events });
+  }
 }
 
 type MessageBase = Omit<MessageItem, 'pk' | 'sk' | 'id'>;
@@ -192,15 +209,27 @@ async function writeWithClientMessageId(
       return { item: await putMessage(base, id) };
     } catch (error) {
       if (!isConditionFailure(error) || attempt >= MAX_ID_COLLISIONS) throw error;
+      // A retry of this very request may have written the message under the reserved id first.
+      const occupant = await messageAt(base.projectId, base.roomId, id);
+      if (occupant?.clientMessageId === clientMessageId) return { duplicate: toMessage(occupant) };
+      const previous = id;
       id = nextSlot(id);
-      await db.send(new PutCommand({ TableName: tableName, Item: { ...guardKey, messageId: id, createdAt: base.createdAt } }));
+      await db.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...guardKey, messageId: id, createdAt: base.createdAt },
+          ConditionExpression: 'messageId = :previous',
+          ExpressionAttributeValues: { ':previous': previous },
+        }),
+      );
     }
   }
 }
 
 /**
- * The `clientMessageId` was used before. Return that message; if the earlier attempt died after
- * reserving its id, write the message under the id and time it reserved.
+ * The `clientMessageId` was used before. Return that message; if the earlier attempt died (or has
+ * not written yet), write the message under the id and time it reserved: whichever write lands
+ * first wins and the other reports a duplicate.
  */
 async function resumeEarlierAttempt(base: MessageBase, clientMessageId: string): Promise<{ item: MessageItem } | { duplicate: Message }> {
   const earlier = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);

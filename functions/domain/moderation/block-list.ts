@@ -46,10 +46,14 @@ export async function findBlockedTerm(projectId: string, content: string): Promi
   return terms.find((term) => haystack.includes(term));
 }
 
-/** Writes the moderation record and the automation event of one flagged message in one request. */
-export async function recordAutoFlag(flag: Omit<ModerationRecordItem, 'pk' | 'sk' | 'label'>): Promise<void> {
-  const sortKey = `${flag.createdAt}#${flag.roomId}#${flag.messageId}`;
-  const record: ModerationRecordItem = { pk: moderationRecordsPk(flag.projectId), sk: sortKey, label: 'auto_flag', ...flag };
+/**
+ * Writes the moderation record and the automation event of one flagged message in one request,
+ * keyed by when the flag was raised so the newest flags list first (even on backdated imports).
+ */
+export async function recordAutoFlag(flag: Omit<ModerationRecordItem, 'pk' | 'sk' | 'label' | 'createdAt'>): Promise<void> {
+  const createdAt = new Date().toISOString();
+  const sortKey = `${createdAt}#${flag.roomId}#${flag.messageId}`;
+  const record: ModerationRecordItem = { pk: moderationRecordsPk(flag.projectId), sk: sortKey, label: 'auto_flag', createdAt, ...flag };
   const automationEvent = {
     pk: automationEventsPk(flag.projectId),
     sk: sortKey,
@@ -59,7 +63,7 @@ export async function recordAutoFlag(flag: Omit<ModerationRecordItem, 'pk' | 'sk
     roomId: flag.roomId,
     messageId: flag.messageId,
     reason: flag.reason,
-    createdAt: flag.createdAt,
+    createdAt,
   };
   await putAll([record, automationEvent]);
 }

@@ -9,7 +9,7 @@ import {
   roomConnectionKey,
   roomConnectionsPk,
 } from '#shared/db/connection';
-import { postToConnection } from '#shared/gateway';
+import { closeConnection, postToConnection } from '#shared/gateway';
 import { logger } from '#shared/logger';
 
 /** Posts to at most this many connections at once per fan-out. */
@@ -64,6 +64,16 @@ export async function roomConnections(projectId: string, roomId: string): Promis
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return connections;
+}
+
+/**
+ * Closes a user's connections to one room (on AWS through the management API) and forgets them, so
+ * a removed member stops receiving the room at once.
+ */
+export async function disconnectFromRoom(projectId: string, roomId: string, userId: string): Promise<number> {
+  const own = (await roomConnections(projectId, roomId)).filter((connection) => connection.userId === userId);
+  await Promise.all(own.map(async (connection) => Promise.all([closeConnection(connection.connectionId), deleteConnection(connection)])));
+  return own.length;
 }
 
 /**

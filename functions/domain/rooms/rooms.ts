@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { disconnectFromRoom } from '#domain/realtime/connections';
 import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
@@ -285,11 +286,12 @@ export async function removeMember(principal: Principal, roomId: string, userId:
   }
   await db.send(new DeleteCommand({ TableName: tableName, Key: membershipKey(principal.projectId, roomId, userId) }));
   forgetRoom(principal.projectId, roomId);
+  await disconnectFromRoom(principal.projectId, roomId, userId);
 }
 
 /**
- * The room's end-to-end key, for members. Guests (a guest-only token, or a guest membership)
- * get 403 until promoted to member.
+ * The room's end-to-end key, for members. A guest membership (how a guest-only token joins a
+ * public room) gets 403 until promoted to `member` through the members route.
  */
 export async function getE2eKey(principal: Principal & { kind: 'user' }, roomId: string) {
   const { room, membership } = await accessRoom(principal, roomId, { join: false });
