@@ -1,0 +1,307 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { httpRoutes, ROLES, type Role } from '../../lib/routes';
+import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
+
+/**
+ * Who may do what: every project role and the API key against every route with a `minRole`
+ * (from the wiring table) and every route with room-level rules (room owner, moderator, member, guest).
+ */
+
+type Auth = Pick<ApiOptions, 'token' | 'apiKey'>;
+
+let project: TestProject;
+const users = {
+  guest: uniqueId('guest'),
+  member: uniqueId('member'),
+  roomOwner: uniqueId('room-owner'),
+  moderator: uniqueId('moderator'),
+  admin: uniqueId('admin'),
+  owner: uniqueId('owner'),
+};
+const tokens = {} as Record<keyof typeof users, string>;
+
+beforeAll(async () => {
+  project = await createTestProject('roles');
+  const roleOf: Record<keyof typeof users, Role> = {
+    guest: 'guest',
+    member: 'member',
+    roomOwner: 'member',
+    moderator: 'moderator',
+    admin: 'admin',
+    owner: 'owner',
+  };
+  await Promise.all(
+    (Object.keys(users) as (keyof typeof users)[]).map(async (key) => {
+      tokens[key] = await project.token(users[key], [roleOf[key]]);
+    }),
+  );
+});
+
+const newRoomByKey = async () => {
+  const roomId = uniqueId('room');
+  await api('/rooms', { apiKey: project.apiKey, body: { id: roomId, type: 'group' } });
+  return roomId;
+};
+const historyOf = async (roomId: string) => (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as any[];
+
+describe('routes with a minimum project role', () => {
+  interface MinRoleCase {
+    /** The role the contract asks for; checked against the wiring table. */
+    readonly minRole: Role;
+    readonly success: number;
+    act(auth: Auth): Promise<ApiResponse & { check?: (allowed: boolean) => Promise<void> }>;
+  }
+
+  const cases: Record<string, MinRoleCase> = {
+    CreateRoom: {
+      minRole: 'member',
+      success: 201,
+      async act(auth) {
+        const roomId = uniqueId('room');
+        const response = await api('/rooms', { ...auth, body: { id: roomId, type: 'group' } });
+        return {
+          ...response,
+          check: async (allowed) => expect((await api(`/rooms/${roomId}`, { apiKey: project.apiKey })).status).toBe(allowed ? 200 : 404),
+        };
+      },
+    },
+    ImportMessage: {
+      minRole: 'admin',
+      success: 201,
+      async act(auth) {
+        const roomId = await newRoomByKey();
+        const response = await api('/admin/messages/import', { ...auth, body: { roomId, userId: 'legacy', content: 'imported' } });
+        return { ...response, check: async (allowed) => expect(await historyOf(roomId)).toHaveLength(allowed ? 1 : 0) };
+      },
+    },
+    ImportMessageBatch: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        const roomId = await newRoomByKey();
+        const response = await api('/admin/messages/import/batch', {
+          ...auth,
+          body: { messages: [{ roomId, userId: 'legacy', content: 'imported' }] },
+        });
+        return { ...response, check: async (allowed) => expect(await historyOf(roomId)).toHaveLength(allowed ? 1 : 0) };
+      },
+    },
+    GetBlockList: {
+      minRole: 'moderator',
+      success: 200,
+      act: (auth) => api('/admin/moderation/blocklist', auth),
+    },
+    ReplaceBlockList: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        const term = uniqueId('term');
+        const response = await api('/admin/moderation/blocklist', { ...auth, method: 'PUT', body: { terms: [term] } });
+        return {
+          ...response,
+          check: async (allowed) => {
+            const terms = (await api('/admin/moderation/blocklist', { apiKey: project.apiKey })).body.terms;
+            expect(terms.includes(term)).toBe(allowed);
+          },
+        };
+      },
+    },
+    ListModerationFlags: {
+      minRole: 'moderator',
+      success: 200,
+      act: (auth) => api('/admin/moderation/flags', auth),
+    },
+  };
+
+  const routesWithMinRole = httpRoutes.filter((route) => route.minRole !== undefined);
+  const callers: { name: string; role?: Role; auth: () => Auth }[] = [
+    ...ROLES.map((role) => ({ name: `${role} JWT`, role, auth: () => ({ token: tokenFor(role) }) })),
+    { name: 'API key', auth: () => ({ apiKey: project.apiKey }) },
+  ];
+  const tokenFor = (role: Role) => tokens[role === 'member' ? 'member' : role];
+
+  it('has a case for every route with a minRole, with the role the contract names', () => {
+    // Assess
+    expect(Object.fromEntries(routesWithMinRole.map((route) => [route.id, route.minRole]))).toEqual(
+      Object.fromEntries(Object.entries(cases).map(([id, c]) => [id, c.minRole])),
+    );
+  });
+
+  describe.each(callers)('as $name', (caller) => {
+    it.each(routesWithMinRole.map((route) => ({ id: route.id, method: route.method, path: route.path })))(
+      '$method $path ($id)',
+      async ({ id }) => {
+        // Prepare
+        const rule = cases[id];
+        expect(rule, `no role-matrix case for ${id}`).toBeDefined();
+        if (!rule) return;
+        const allowed = caller.role === undefined || ROLES.indexOf(caller.role) >= ROLES.indexOf(rule.minRole);
+
+        // Act
+        const response = await rule.act(caller.auth());
+
+        // Assess
+        if (allowed) expect(response.status).toBe(rule.success);
+        else expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 403, code: 'forbidden' });
+        await response.check?.(allowed);
+      },
+    );
+  });
+});
+
+describe('routes with room-level rules', () => {
+  type Caller = 'guest' | 'member' | 'roomOwner' | 'moderator' | 'admin' | 'owner' | 'apiKey';
+
+  /**
+   * A group room made by `roomOwner` with `member`, `moderator` and a bystander `target` as members
+   * and `guest` added as a guest. The project admin and owner are not members.
+   */
+  async function roomWithEveryone() {
+    const roomId = uniqueId('room');
+    const target = uniqueId('target');
+    await api('/rooms', {
+      token: tokens.roomOwner,
+      body: { id: roomId, type: 'group', name: 'Before', members: [users.member, users.moderator, target] },
+    });
+    await api(`/rooms/${roomId}/members`, { token: tokens.roomOwner, body: { userId: users.guest, role: 'guest' } });
+    return { roomId, target };
+  }
+
+  const authOf = (caller: Caller): Auth => (caller === 'apiKey' ? { apiKey: project.apiKey } : { token: tokens[caller] });
+  const memberIds = async (roomId: string) =>
+    ((await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey })).body.members as any[]).map((m) => m.userId);
+
+  interface RoomRule {
+    readonly route: string;
+    readonly rule: string;
+    /** Status per caller (callers left out do not apply); a pair adds the error code. */
+    readonly expected: Partial<Record<Caller, number | [number, string]>>;
+    act(auth: Auth, room: { roomId: string; target: string }, caller: Caller): Promise<ApiResponse>;
+    /** Checks the stored effect after the call. */
+    check(room: { roomId: string; target: string }, allowed: boolean, caller: Caller): Promise<void>;
+  }
+
+  const rules: RoomRule[] = [
+    {
+      route: 'UpdateRoom',
+      rule: 'room owner, project admin/owner or API key',
+      expected: {
+        guest: [403, 'forbidden'],
+        member: [403, 'forbidden'],
+        roomOwner: 200,
+        moderator: [403, 'forbidden'],
+        admin: 200,
+        owner: 200,
+        apiKey: 200,
+      },
+      act: (auth, { roomId }) => api(`/rooms/${roomId}`, { ...auth, method: 'PATCH', body: { name: 'After' } }),
+      check: async ({ roomId }, allowed) =>
+        expect((await api(`/rooms/${roomId}`, { apiKey: project.apiKey })).body.name).toBe(allowed ? 'After' : 'Before'),
+    },
+    {
+      route: 'AddRoomMember',
+      rule: 'room owner, moderator, admin or API key',
+      expected: {
+        guest: [403, 'forbidden'],
+        member: [403, 'forbidden'],
+        roomOwner: 201,
+        moderator: 201,
+        admin: 201,
+        owner: 201,
+        apiKey: 201,
+      },
+      act: (auth, { roomId }) => api(`/rooms/${roomId}/members`, { ...auth, body: { userId: 'newcomer', role: 'member' } }),
+      check: async ({ roomId }, allowed) => expect((await memberIds(roomId)).includes('newcomer')).toBe(allowed),
+    },
+    {
+      route: 'RemoveRoomMember',
+      rule: 'removing someone else: room owner, moderator, admin or API key',
+      expected: {
+        guest: [403, 'forbidden'],
+        member: [403, 'forbidden'],
+        roomOwner: 204,
+        moderator: 204,
+        admin: 204,
+        owner: 204,
+        apiKey: 204,
+      },
+      act: (auth, { roomId, target }) => api(`/rooms/${roomId}/members/${target}`, { ...auth, method: 'DELETE' }),
+      check: async ({ roomId, target }, allowed) => expect((await memberIds(roomId)).includes(target)).toBe(!allowed),
+    },
+    {
+      route: 'RemoveRoomMember',
+      rule: 'leaving: every member, guests included, may remove themselves',
+      expected: { guest: 204, member: 204, roomOwner: 204, moderator: 204 },
+      act: (auth, { roomId }, caller) =>
+        api(`/rooms/${roomId}/members/${users[caller as keyof typeof users]}`, { ...auth, method: 'DELETE' }),
+      check: async ({ roomId }, _allowed, caller) =>
+        expect((await memberIds(roomId)).includes(users[caller as keyof typeof users])).toBe(false),
+    },
+    {
+      route: 'GetRoomE2eKey',
+      rule: 'room members with a user JWT, guests excluded',
+      expected: {
+        guest: [403, 'guest_forbidden'],
+        member: 200,
+        roomOwner: 200,
+        moderator: 200,
+        admin: [403, 'not_a_member'],
+        owner: [403, 'not_a_member'],
+        apiKey: [401, 'missing_credentials'],
+      },
+      act: (auth, { roomId }) => api(`/rooms/${roomId}/e2e-key`, auth),
+      check: async () => undefined,
+    },
+    {
+      route: 'PostRoomMessage',
+      rule: 'backdating (createdAt, another userId): admin, owner or API key',
+      expected: {
+        guest: [403, 'backdating_forbidden'],
+        member: [403, 'backdating_forbidden'],
+        roomOwner: [403, 'backdating_forbidden'],
+        moderator: [403, 'backdating_forbidden'],
+        admin: 201,
+        owner: 201,
+        apiKey: 201,
+      },
+      act: (auth, { roomId }) =>
+        api(`/rooms/${roomId}/messages`, { ...auth, body: { content: 'old', userId: 'archivist', createdAt: '2020-05-05T05:05:05.000Z' } }),
+      check: async ({ roomId }, allowed) => expect(await historyOf(roomId)).toHaveLength(allowed ? 1 : 0),
+    },
+    {
+      route: 'CreateMessage',
+      rule: 'backdating (createdAt): admin or owner JWT (the route takes no API key)',
+      expected: {
+        guest: [403, 'backdating_forbidden'],
+        member: [403, 'backdating_forbidden'],
+        roomOwner: [403, 'backdating_forbidden'],
+        moderator: [403, 'backdating_forbidden'],
+        admin: 201,
+        owner: 201,
+        apiKey: [401, 'missing_credentials'],
+      },
+      act: (auth, { roomId }) =>
+        api('/messages', { ...auth, body: { roomId, content: 'old', userId: 'archivist', createdAt: '2020-05-05T05:05:05.000Z' } }),
+      check: async ({ roomId }, allowed) => expect(await historyOf(roomId)).toHaveLength(allowed ? 1 : 0),
+    },
+  ];
+
+  const callers: Caller[] = ['guest', 'member', 'roomOwner', 'moderator', 'admin', 'owner', 'apiKey'];
+
+  describe.each(rules.map((rule) => ({ ...rule, name: `${rule.route}: ${rule.rule}` })))('$name', (rule) => {
+    it.each(callers.filter((caller) => rule.expected[caller] !== undefined))('as %s', async (caller) => {
+      // Prepare
+      const room = await roomWithEveryone();
+      const expected = rule.expected[caller] as number | [number, string];
+      const [status, code] = Array.isArray(expected) ? expected : [expected, undefined];
+      const allowed = status < 300;
+
+      // Act
+      const response = await rule.act(authOf(caller), room, caller);
+
+      // Assess
+      expect({ status: response.status, code: allowed ? undefined : response.body?.error?.code }).toEqual({ status, code });
+      await rule.check(room, allowed, caller);
+    });
+  });
+});

@@ -1,0 +1,260 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+
+const isoTimestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+
+let project: TestProject;
+beforeAll(async () => {
+  project = await createTestProject('members');
+});
+
+async function user(prefix = 'user', roles?: string[]) {
+  const userId = uniqueId(prefix);
+  return { userId, token: await project.token(userId, roles) };
+}
+
+/** A group room owned by a fresh user, with the given plain members. */
+async function groupRoom(members: string[] = []) {
+  const owner = await user('owner');
+  const roomId = uniqueId('room');
+  const created = await api('/rooms', { token: owner.token, body: { id: roomId, type: 'group', members } });
+  if (created.status !== 201) throw new Error(`room creation failed: ${created.status}`);
+  return { owner, roomId };
+}
+
+const memberIds = async (roomId: string) =>
+  ((await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey })).body.members as any[]).map((m) => m.userId).sort();
+
+describe('GET /rooms/{roomId}/members', () => {
+  it('lists every member with role and join time', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await groupRoom([bob.userId]);
+
+    // Act
+    const listed = await api(`/rooms/${roomId}/members`, { token: bob.token });
+
+    // Assess
+    expect(listed.status).toBe(200);
+    expect(listed.body.members).toHaveLength(2);
+    expect(listed.body.members).toEqual(
+      expect.arrayContaining([
+        { userId: owner.userId, role: 'owner', joinedAt: isoTimestamp },
+        { userId: bob.userId, role: 'member', joinedAt: isoTimestamp },
+      ]),
+    );
+  });
+
+  it('lists all members of a large room', async () => {
+    // Prepare
+    const members = Array.from({ length: 99 }, (_, index) => `m-${String(index).padStart(2, '0')}`);
+    const { roomId } = await groupRoom(members);
+
+    // Act
+    const listed = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+
+    // Assess
+    expect(listed.status).toBe(200);
+    expect(listed.body.members).toHaveLength(100);
+  });
+
+  it('answers 404 room_not_found for an unknown room', async () => {
+    // Act
+    const listed = await api(`/rooms/${uniqueId('missing')}/members`, { apiKey: project.apiKey });
+
+    // Assess
+    expect(listed).toMatchObject({ status: 404, body: { error: { code: 'room_not_found' } } });
+  });
+});
+
+describe('POST /rooms/{roomId}/members', () => {
+  it('adds a member (201), who may then read the room', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom();
+    const bob = await user('bob');
+    expect((await api(`/rooms/${roomId}/messages`, { token: bob.token })).status).toBe(403);
+
+    // Act
+    const added = await api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: bob.userId, role: 'member' } });
+
+    // Assess
+    expect(added.status).toBe(201);
+    expect(added.body).toEqual({ userId: bob.userId, role: 'member', joinedAt: isoTimestamp });
+    expect((await api(`/rooms/${roomId}/messages`, { token: bob.token })).status).toBe(200);
+    expect((await api('/rooms', { token: bob.token })).body.rooms.map((r: any) => r.id)).toEqual([roomId]);
+  });
+
+  it('defaults the role to member', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom();
+
+    // Act
+    const added = await api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: 'dora' } });
+
+    // Assess
+    expect(added).toMatchObject({ status: 201, body: { userId: 'dora', role: 'member' } });
+  });
+
+  it('answers 200 when the user is already a member, changing the role and keeping the join time', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom();
+    const first = await api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: 'erin', role: 'member' } });
+
+    // Act
+    const demoted = await api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: 'erin', role: 'guest' } });
+    const promoted = await api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: 'erin', role: 'member' } });
+
+    // Assess
+    expect(demoted).toMatchObject({ status: 200, body: { userId: 'erin', role: 'guest', joinedAt: first.body.joinedAt } });
+    expect(promoted).toMatchObject({ status: 200, body: { userId: 'erin', role: 'member', joinedAt: first.body.joinedAt } });
+  });
+
+  it('never demotes the room owner', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom();
+    const admin = await user('admin', ['admin']);
+
+    // Act
+    const added = await api(`/rooms/${roomId}/members`, { token: admin.token, body: { userId: owner.userId, role: 'guest' } });
+
+    // Assess
+    expect(added).toMatchObject({ status: 200, body: { userId: owner.userId, role: 'owner' } });
+    const patched = await api(`/rooms/${roomId}`, { method: 'PATCH', token: owner.token, body: { name: 'still mine' } });
+    expect(patched.status).toBe(200);
+  });
+
+  it('answers 403 forbidden to a plain member and adds nobody', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await groupRoom([bob.userId]);
+
+    // Act
+    const added = await api(`/rooms/${roomId}/members`, { token: bob.token, body: { userId: 'mallory' } });
+
+    // Assess
+    expect(added).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    expect(await memberIds(roomId)).toEqual([owner.userId, bob.userId].sort());
+  });
+
+  it('answers 409 dm_membership_fixed for a dm, even for an admin', async () => {
+    // Prepare
+    const alice = await user('alice');
+    const admin = await user('admin', ['admin']);
+    const dm = await api('/rooms', { token: alice.token, body: { type: 'dm', members: ['bob'] } });
+
+    // Act
+    const added = await api(`/rooms/${dm.body.id}/members`, { token: admin.token, body: { userId: 'carol' } });
+
+    // Assess
+    expect(added).toMatchObject({ status: 409, body: { error: { code: 'dm_membership_fixed' } } });
+    expect(await memberIds(dm.body.id)).toEqual([alice.userId, 'bob'].sort());
+  });
+
+  it('answers 404 room_not_found for an unknown room', async () => {
+    // Act
+    const added = await api(`/rooms/${uniqueId('missing')}/members`, { apiKey: project.apiKey, body: { userId: 'bob' } });
+
+    // Assess
+    expect(added).toMatchObject({ status: 404, body: { error: { code: 'room_not_found' } } });
+  });
+});
+
+describe('DELETE /rooms/{roomId}/members/{userId}', () => {
+  it('lets a member leave (204): the room disappears from their list and they lose access', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await groupRoom([bob.userId]);
+    expect((await api(`/rooms/${roomId}/messages`, { token: bob.token })).status).toBe(200);
+
+    // Act
+    const left = await api(`/rooms/${roomId}/members/${bob.userId}`, { method: 'DELETE', token: bob.token });
+
+    // Assess
+    expect(left.status).toBe(204);
+    expect(left.body).toBeUndefined();
+    expect((await api('/rooms', { token: bob.token })).body.rooms).toEqual([]);
+    expect(await api(`/rooms/${roomId}/messages`, { token: bob.token })).toMatchObject({
+      status: 403,
+      body: { error: { code: 'not_a_member' } },
+    });
+    expect(await memberIds(roomId)).toEqual([owner.userId]);
+  });
+
+  it('lets a guest member leave too', async () => {
+    // Prepare
+    const guest = await user('guest', ['guest']);
+    const { owner, roomId } = await groupRoom();
+    await api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: guest.userId, role: 'guest' } });
+
+    // Act
+    const left = await api(`/rooms/${roomId}/members/${guest.userId}`, { method: 'DELETE', token: guest.token });
+
+    // Assess
+    expect(left.status).toBe(204);
+    expect(await memberIds(roomId)).toEqual([owner.userId]);
+  });
+
+  it('lets the room owner remove a member', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await groupRoom([bob.userId]);
+
+    // Act
+    const removed = await api(`/rooms/${roomId}/members/${bob.userId}`, { method: 'DELETE', token: owner.token });
+
+    // Assess
+    expect(removed.status).toBe(204);
+    expect(await memberIds(roomId)).toEqual([owner.userId]);
+    expect((await api(`/rooms/${roomId}/messages`, { token: bob.token })).status).toBe(403);
+  });
+
+  it('answers 403 forbidden to a plain member removing someone else', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const carol = await user('carol');
+    const { owner, roomId } = await groupRoom([bob.userId, carol.userId]);
+
+    // Act
+    const removed = await api(`/rooms/${roomId}/members/${carol.userId}`, { method: 'DELETE', token: bob.token });
+
+    // Assess
+    expect(removed).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    expect(await memberIds(roomId)).toEqual([owner.userId, bob.userId, carol.userId].sort());
+  });
+
+  it('is idempotent: removing a non-member answers 204', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom();
+
+    // Act
+    const removed = await api(`/rooms/${roomId}/members/nobody-here`, { method: 'DELETE', token: owner.token });
+
+    // Assess
+    expect(removed.status).toBe(204);
+    expect(await memberIds(roomId)).toEqual([owner.userId]);
+  });
+
+  it('answers 409 dm_membership_fixed for a dm participant leaving', async () => {
+    // Prepare
+    const alice = await user('alice');
+    const dm = await api('/rooms', { token: alice.token, body: { type: 'dm', members: ['bob'] } });
+
+    // Act
+    const left = await api(`/rooms/${dm.body.id}/members/${alice.userId}`, { method: 'DELETE', token: alice.token });
+
+    // Assess
+    expect(left).toMatchObject({ status: 409, body: { error: { code: 'dm_membership_fixed' } } });
+    expect(await memberIds(dm.body.id)).toEqual([alice.userId, 'bob'].sort());
+  });
+
+  it('answers 404 room_not_found for an unknown room', async () => {
+    // Prepare
+    const alice = await user('alice');
+
+    // Act
+    const removed = await api(`/rooms/${uniqueId('missing')}/members/${alice.userId}`, { method: 'DELETE', token: alice.token });
+
+    // Assess
+    expect(removed).toMatchObject({ status: 404, body: { error: { code: 'room_not_found' } } });
+  });
+});

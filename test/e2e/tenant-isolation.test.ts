@@ -1,0 +1,418 @@
+import { decodeJwt, SignJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { httpRoutes } from '../../lib/routes';
+import { api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
+import { tryConnect } from '../support/ws';
+
+/**
+ * Project A's credentials against project B's data, route by route. A's callers are as strong as
+ * A allows (an admin JWT, the API key) and A's user shares B's user id, so only the tenant boundary
+ * can turn them away. Every route of the wiring table must have a case here.
+ */
+
+let a: TestProject;
+let b: TestProject;
+/** The same user id exists in both projects. */
+const sharedUserId = uniqueId('bob');
+let aAdmin: string;
+let aMember: string;
+let bMember: string;
+let bRoomId: string;
+let bPublicRoomId: string;
+let bDmRoomId: string;
+let bMessage: any;
+let aRoomId: string;
+
+const B_PASSWORD = 'b-password-123';
+const NOT_FOUND = { status: 404, body: { error: { code: 'room_not_found' } } };
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([createTestProject('tenant-a'), createTestProject('tenant-b')]);
+  [aAdmin, aMember, bMember] = await Promise.all([
+    a.token(sharedUserId, ['admin']),
+    a.token(sharedUserId),
+    b.token(sharedUserId, ['member']),
+  ]);
+  bRoomId = uniqueId('b-room');
+  bPublicRoomId = uniqueId('b-public');
+  aRoomId = uniqueId('a-room');
+  await api('/rooms', { token: bMember, body: { id: bRoomId, type: 'group', name: 'B room', members: ['b-friend'] } });
+  await api('/rooms', { token: bMember, body: { id: bPublicRoomId, type: 'public', name: 'B public' } });
+  bDmRoomId = (await api('/rooms', { token: bMember, body: { type: 'dm', members: ['carol'] } })).body.id;
+  await api('/rooms', { token: aMember, body: { id: aRoomId, type: 'group' } });
+  await api('/admin/moderation/blocklist', { method: 'PUT', apiKey: b.apiKey, body: { terms: ['b-secret-term'] } });
+  bMessage = (await api('/messages', { token: bMember, body: { roomId: bRoomId, content: 'B private b-secret-term' } })).body;
+  await api(`/users/${sharedUserId}/credentials`, { method: 'PUT', apiKey: b.apiKey, body: { password: B_PASSWORD } });
+});
+
+/** A's two strongest callers for routes that take either. */
+const aCallers = () => [
+  { who: 'admin JWT', auth: { token: aAdmin } },
+  { who: 'API key', auth: { apiKey: a.apiKey } },
+];
+const bRooms = () => [bRoomId, bPublicRoomId, bDmRoomId];
+
+/** B's view of its own data, to show A's attempts changed nothing. */
+const bHistory = async (roomId = bRoomId) => (await api(`/rooms/${roomId}/messages`, { apiKey: b.apiKey })).body.messages;
+const bMembers = async (roomId = bRoomId) =>
+  ((await api(`/rooms/${roomId}/members`, { apiKey: b.apiKey })).body.members as any[]).map((m) => [m.userId, m.role]).sort();
+const bRoom = async (roomId = bRoomId) => (await api(`/rooms/${roomId}`, { apiKey: b.apiKey })).body;
+
+/** Expects every response to be a 404 room_not_found, naming the attempt on failure. */
+async function expectAllNotFound(attempts: { label: string; call: () => Promise<{ status: number; body: any }> }[]) {
+  const results = await Promise.all(attempts.map(async ({ label, call }) => ({ label, response: await call() })));
+  for (const { label, response } of results) {
+    expect({ label, status: response.status, code: response.body?.error?.code }).toEqual({ label, status: 404, code: 'room_not_found' });
+  }
+}
+
+const cases: Record<string, () => Promise<void>> = {
+  async GetHealth() {
+    // Act
+    const health = await api('/health', { apiKey: a.apiKey });
+
+    // Assess: no tenant data at all
+    expect(health.status).toBe(200);
+    expect(Object.keys(health.body).sort()).toEqual(['dependencies', 'status', 'time']);
+    expect(JSON.stringify(health.body)).not.toContain(b.projectId);
+  },
+
+  async CreateProject() {
+    // Act
+    const takeover = await api('/platform/projects', {
+      headers: { 'x-service-operator-key': runtime().operatorKey },
+      body: { name: 'takeover', projectId: b.projectId },
+    });
+    const byTenant = await api('/platform/projects', { apiKey: a.apiKey, body: { name: 'x', projectId: uniqueId('p').toLowerCase() } });
+
+    // Assess
+    expect(takeover).toMatchObject({ status: 409, body: { error: { code: 'project_exists' } } });
+    expect(byTenant.status).toBe(401);
+    expect((await api('/rooms', { token: bMember })).status).toBe(200);
+    expect((await api('/auth/token', { apiKey: b.apiKey, body: { userId: 'u' } })).status).toBe(201);
+  },
+
+  async RotateProjectKeys() {
+    // Act
+    const byKey = await api(`/platform/projects/${b.projectId}/rotate-keys`, { apiKey: a.apiKey, body: { signingSecret: true } });
+    const byAdmin = await api(`/platform/projects/${b.projectId}/rotate-keys`, { token: aAdmin, body: { signingSecret: true } });
+
+    // Assess
+    expect(byKey).toMatchObject({ status: 401, body: { error: { code: 'missing_credentials' } } });
+    expect(byAdmin).toMatchObject({ status: 401, body: { error: { code: 'missing_credentials' } } });
+    expect((await api('/auth/token', { apiKey: b.apiKey, body: { userId: 'u' } })).status).toBe(201);
+    expect((await api('/rooms', { token: bMember })).status).toBe(200);
+  },
+
+  async CreateToken() {
+    // Act
+    const minted = await api('/auth/token', { apiKey: a.apiKey, body: { userId: sharedUserId, roles: ['owner'] } });
+    const smuggled = await api('/auth/token', { apiKey: a.apiKey, body: { userId: sharedUserId, projectId: b.projectId } });
+
+    // Assess
+    expect(minted.status).toBe(201);
+    expect(decodeJwt(minted.body.token).projectId).toBe(a.projectId);
+    expect(smuggled).toMatchObject({ status: 400, body: { error: { code: 'validation_failed' } } });
+    await expectAllNotFound(
+      bRooms().map((roomId) => ({ label: roomId, call: () => api(`/rooms/${roomId}`, { token: minted.body.token }) })),
+    );
+  },
+
+  async SignIn() {
+    // Act
+    const intoA = await api('/auth/signin', { body: { projectId: a.projectId, userId: sharedUserId, password: B_PASSWORD } });
+    const intoB = await api('/auth/signin', { body: { projectId: b.projectId, userId: sharedUserId, password: B_PASSWORD } });
+
+    // Assess
+    expect(intoA).toMatchObject({ status: 401, body: { error: { code: 'invalid_credentials' } } });
+    expect(intoB.status).toBe(200);
+    expect(decodeJwt(intoB.body.token).projectId).toBe(b.projectId);
+    expect(await api(`/rooms/${aRoomId}`, { token: intoB.body.token })).toMatchObject(NOT_FOUND);
+  },
+
+  async SetUserCredentials() {
+    // Act
+    const set = await api(`/users/${sharedUserId}/credentials`, { method: 'PUT', apiKey: a.apiKey, body: { password: 'a-password-456' } });
+
+    // Assess
+    expect(set.status).toBe(204);
+    const withA = await api('/auth/signin', { body: { projectId: b.projectId, userId: sharedUserId, password: 'a-password-456' } });
+    const withB = await api('/auth/signin', { body: { projectId: b.projectId, userId: sharedUserId, password: B_PASSWORD } });
+    expect(withA).toMatchObject({ status: 401, body: { error: { code: 'invalid_credentials' } } });
+    expect(withB.status).toBe(200);
+  },
+
+  async CreateRoom() {
+    // Prepare: a group room and a dm of B (dm ids derive from the pair, so A's dm of the same pair has the same id)
+    const roomId = uniqueId('same-id');
+    const pair = [uniqueId('dan'), uniqueId('eve')];
+    await api('/rooms', { token: bMember, body: { id: roomId, type: 'group', name: 'B original' } });
+    const bDm = await api('/rooms', { apiKey: b.apiKey, body: { type: 'dm', members: pair } });
+
+    // Act
+    const sameId = await api('/rooms', { token: aAdmin, body: { id: roomId, type: 'public', name: 'A copy' } });
+    const sameDm = await api('/rooms', { apiKey: a.apiKey, body: { type: 'dm', members: [...pair].reverse() } });
+
+    // Assess: ids are per project, so A gets its own new rooms (201, not 409 or 200) and B's stay as they were
+    expect(sameId.status).toBe(201);
+    expect(sameDm.status).toBe(201);
+    expect(sameDm.body.id).toBe(bDm.body.id);
+    expect(await bRoom(roomId)).toMatchObject({ type: 'group', name: 'B original', createdBy: sharedUserId });
+    expect(await bRoom(bDm.body.id)).toEqual({ ...bDm.body, membership: null });
+    expect((await api('/rooms?scope=public&limit=100', { token: bMember })).body.rooms.map((r: any) => r.id)).not.toContain(roomId);
+  },
+
+  async ListRooms() {
+    // Act
+    const mine = await api('/rooms?limit=100', { token: aMember });
+    const publicRooms = await api('/rooms?scope=public&limit=100', { token: aMember });
+
+    // Assess
+    const ids = [...mine.body.rooms, ...publicRooms.body.rooms].map((r: any) => r.id);
+    for (const roomId of bRooms()) expect(ids).not.toContain(roomId);
+    expect(mine.body.rooms.map((r: any) => r.id)).toContain(aRoomId);
+  },
+
+  async GetRoom() {
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({ label: `${who} ${roomId}`, call: () => api(`/rooms/${roomId}`, auth) })),
+      ),
+    );
+  },
+
+  async UpdateRoom() {
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({
+          label: `${who} ${roomId}`,
+          call: () => api(`/rooms/${roomId}`, { ...auth, method: 'PATCH', body: { name: 'defaced', e2eEnabled: true } }),
+        })),
+      ),
+    );
+    expect(await bRoom()).toMatchObject({ name: 'B room', e2eEnabled: false });
+  },
+
+  async ListRoomMembers() {
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({ label: `${who} ${roomId}`, call: () => api(`/rooms/${roomId}/members`, auth) })),
+      ),
+    );
+  },
+
+  async AddRoomMember() {
+    // Prepare
+    const before = await bMembers();
+
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({
+          label: `${who} ${roomId}`,
+          call: () => api(`/rooms/${roomId}/members`, { ...auth, body: { userId: 'a-spy', role: 'member' } }),
+        })),
+      ),
+    );
+    expect(await bMembers()).toEqual(before);
+  },
+
+  async RemoveRoomMember() {
+    // Prepare
+    const before = await bMembers();
+
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        [
+          [bRoomId, 'b-friend'],
+          [bRoomId, sharedUserId],
+          [bDmRoomId, 'carol'],
+        ].map(([roomId, userId]) => ({
+          label: `${who} ${roomId} ${userId}`,
+          call: () => api(`/rooms/${roomId}/members/${userId}`, { ...auth, method: 'DELETE' }),
+        })),
+      ),
+    );
+    expect(await bMembers()).toEqual(before);
+  },
+
+  async GetRoomE2eKey() {
+    // Act + Assess
+    await expectAllNotFound(
+      [aAdmin, aMember].flatMap((token) =>
+        bRooms().map((roomId) => ({ label: `${roomId}`, call: () => api(`/rooms/${roomId}/e2e-key`, { token }) })),
+      ),
+    );
+  },
+
+  async CreateMessage() {
+    // Act
+    const replyToB = await api('/messages', { token: aMember, body: { roomId: aRoomId, content: 'reply', parent_id: bMessage.id } });
+
+    // Assess
+    await expectAllNotFound(
+      [aAdmin, aMember].flatMap((token) =>
+        bRooms().map((roomId) => ({ label: roomId, call: () => api('/messages', { token, body: { roomId, content: 'intrusion' } }) })),
+      ),
+    );
+    expect(replyToB).toMatchObject({ status: 404, body: { error: { code: 'message_not_found' } } });
+    expect(await bHistory()).toEqual([bMessage]);
+    expect(await bHistory(bPublicRoomId)).toEqual([]);
+    expect(await bMembers(bPublicRoomId)).toEqual([[sharedUserId, 'owner']]);
+  },
+
+  async ListRoomMessages() {
+    // Act + Assess
+    await expectAllNotFound([
+      ...aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({ label: `${who} ${roomId}`, call: () => api(`/rooms/${roomId}/messages`, auth) })),
+      ),
+      { label: 'member after', call: () => api(`/rooms/${bRoomId}/messages?after=0`, { token: aMember }) },
+    ]);
+    expect(await bMembers(bPublicRoomId)).toEqual([[sharedUserId, 'owner']]);
+  },
+
+  async PostRoomMessage() {
+    // Act + Assess
+    await expectAllNotFound(
+      [...aCallers(), { who: 'member JWT', auth: { token: aMember } }].flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({
+          label: `${who} ${roomId}`,
+          call: () =>
+            api(`/rooms/${roomId}/messages`, {
+              ...auth,
+              body: { content: 'intrusion', ...(who === 'member JWT' ? {} : { userId: sharedUserId, createdAt: '2020-01-01T00:00:00Z' }) },
+            }),
+        })),
+      ),
+    );
+    expect(await bHistory()).toEqual([bMessage]);
+  },
+
+  async ImportMessage() {
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({
+          label: `${who} ${roomId}`,
+          call: () => api('/admin/messages/import', { ...auth, body: { roomId, userId: sharedUserId, content: 'planted' } }),
+        })),
+      ),
+    );
+    expect(await bHistory()).toEqual([bMessage]);
+  },
+
+  async ImportMessageBatch() {
+    // Prepare
+    const aBefore = (await api(`/rooms/${aRoomId}/messages`, { apiKey: a.apiKey })).body.messages;
+
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().map(({ who, auth }) => ({
+        label: who,
+        call: () =>
+          api('/admin/messages/import/batch', {
+            ...auth,
+            body: {
+              messages: [
+                { roomId: aRoomId, userId: sharedUserId, content: 'own room' },
+                { roomId: bRoomId, userId: sharedUserId, content: 'planted' },
+              ],
+            },
+          }),
+      })),
+    );
+    expect(await bHistory()).toEqual([bMessage]);
+    expect((await api(`/rooms/${aRoomId}/messages`, { apiKey: a.apiKey })).body.messages).toEqual(aBefore);
+  },
+
+  async GetBlockList() {
+    // Act
+    const lists = await Promise.all(aCallers().map(({ auth }) => api('/admin/moderation/blocklist', auth)));
+
+    // Assess
+    for (const list of lists) {
+      expect(list.status).toBe(200);
+      expect(list.body.terms).not.toContain('b-secret-term');
+    }
+  },
+
+  async ReplaceBlockList() {
+    // Act
+    const replaced = await api('/admin/moderation/blocklist', { method: 'PUT', apiKey: a.apiKey, body: { terms: ['a-only-term'] } });
+
+    // Assess
+    expect(replaced.status).toBe(200);
+    expect((await api('/admin/moderation/blocklist', { apiKey: b.apiKey })).body.terms).toEqual(['b-secret-term']);
+    const clean = await api('/messages', { token: bMember, body: { roomId: bRoomId, content: 'mentions a-only-term' } });
+    expect(clean.body.moderation).toBeNull();
+  },
+
+  async ListModerationFlags() {
+    // Act
+    const lists = await Promise.all(aCallers().map(({ auth }) => api('/admin/moderation/flags', auth)));
+
+    // Assess
+    for (const list of lists) {
+      expect(list.status).toBe(200);
+      expect(list.body.flags.map((flag: any) => flag.roomId)).not.toContain(bRoomId);
+    }
+    expect((await api('/admin/moderation/flags', { apiKey: b.apiKey })).body.flags.map((flag: any) => flag.messageId)).toContain(
+      bMessage.id,
+    );
+  },
+};
+
+describe('tenant isolation: project A against project B, route by route', () => {
+  it('has a case for every route of the wiring table and no case for a route that does not exist', () => {
+    // Assess
+    expect(Object.keys(cases).sort()).toEqual(httpRoutes.map((route) => route.id).sort());
+  });
+
+  describe.each(httpRoutes.map((route) => ({ id: route.id, method: route.method, path: route.path })))('$method $path ($id)', ({ id }) => {
+    it("does not reach project B's data", async () => {
+      const run = cases[id];
+      expect(run, `no tenant-isolation case for route ${id}`).toBeDefined();
+      await run?.();
+    });
+  });
+});
+
+describe('tenant isolation beyond the HTTP routes', () => {
+  it("refuses a WebSocket to B's rooms with A's token (404)", async () => {
+    // Act
+    const handshakes = await Promise.all(bRooms().map((roomId) => tryConnect(roomId, aMember)));
+
+    // Assess
+    for (const handshake of handshakes) expect(handshake).toMatchObject({ open: false, status: 404 });
+  });
+
+  it("does not let A's signing secret mint tokens for project B", async () => {
+    // Prepare
+    const forged = await new SignJWT({ projectId: b.projectId, userId: sharedUserId, roles: ['owner'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(a.signingSecret));
+
+    // Act
+    const response = await api(`/rooms/${bRoomId}`, { token: forged });
+
+    // Assess
+    expect(response).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } });
+  });
+
+  it("does not accept an API key that names B's project with A's secret", async () => {
+    // Prepare
+    const aSecret = a.apiKey.slice(`ck_${a.projectId}_`.length);
+
+    // Act
+    const response = await api(`/rooms/${bRoomId}`, { apiKey: `ck_${b.projectId}_${aSecret}` });
+
+    // Assess
+    expect(response).toMatchObject({ status: 401, body: { error: { code: 'invalid_api_key' } } });
+  });
+});

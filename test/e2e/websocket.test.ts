@@ -1,0 +1,354 @@
+import { SignJWT } from 'jose';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { connect, type RoomSocket, tryConnect } from '../support/ws';
+
+let project: TestProject;
+beforeAll(async () => {
+  project = await createTestProject('websocket');
+});
+
+const open: RoomSocket[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((socket) => socket.close()));
+});
+
+async function join(roomId: string, token: string) {
+  const socket = await connect(roomId, token);
+  open.push(socket);
+  return socket;
+}
+
+async function user(prefix = 'user', roles?: string[]) {
+  const userId = uniqueId(prefix);
+  return { userId, token: await project.token(userId, roles) };
+}
+
+async function room(type: 'group' | 'public' = 'group', members: string[] = []) {
+  const owner = await user('owner');
+  const roomId = uniqueId('room');
+  await api('/rooms', { token: owner.token, body: { id: roomId, type, members } });
+  return { owner, roomId };
+}
+
+const history = async (roomId: string) => (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as any[];
+
+describe('the WebSocket handshake', () => {
+  it('admits a room member', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+
+    // Act
+    const handshake = await tryConnect(roomId, owner.token);
+
+    // Assess
+    expect(handshake.open).toBe(true);
+    if (handshake.open) open.push(handshake.socket);
+  });
+
+  it('admits a project member to a public room and adds them to its members', async () => {
+    // Prepare
+    const { roomId } = await room('public');
+    const bob = await user('bob');
+
+    // Act
+    const handshake = await tryConnect(roomId, bob.token);
+
+    // Assess
+    expect(handshake.open).toBe(true);
+    if (handshake.open) open.push(handshake.socket);
+    const members = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+    expect(members.body.members).toContainEqual(expect.objectContaining({ userId: bob.userId, role: 'member' }));
+  });
+
+  describe.each([
+    { variant: 'no token', token: async () => undefined, status: 401, code: 'missing_credentials' },
+    { variant: 'a malformed token', token: async () => 'not.a.jwt', status: 401, code: 'invalid_token' },
+    {
+      variant: 'an expired token',
+      token: () =>
+        new SignJWT({ projectId: project.projectId, userId: 'late' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setExpirationTime(Math.floor(Date.now() / 1000) - 30)
+          .sign(new TextEncoder().encode(project.signingSecret)),
+      status: 401,
+      code: 'token_expired',
+    },
+    {
+      variant: 'a token signed with another secret',
+      token: () =>
+        new SignJWT({ projectId: project.projectId, userId: 'forger' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setExpirationTime('5m')
+          .sign(new TextEncoder().encode('some-other-secret-0123456789abcdef')),
+      status: 401,
+      code: 'invalid_token',
+    },
+    { variant: 'a non-member token', token: async () => (await user('outsider')).token, status: 403, code: 'not_a_member' },
+    { variant: 'a non-member admin token', token: async () => (await user('admin', ['admin'])).token, status: 403, code: 'not_a_member' },
+  ])('with $variant', ({ token, status, code }) => {
+    it(`is refused with HTTP ${status} ${code}, without upgrading`, async () => {
+      // Prepare
+      const { roomId } = await room();
+
+      // Act
+      const handshake = await tryConnect(roomId, await token());
+
+      // Assess
+      expect(handshake).toMatchObject({ open: false, status, body: { error: { code } } });
+    });
+  });
+
+  it('is refused with 404 room_not_found for an unknown room', async () => {
+    // Prepare
+    const bob = await user('bob');
+
+    // Act
+    const handshake = await tryConnect(uniqueId('missing'), bob.token);
+
+    // Assess
+    expect(handshake).toMatchObject({ open: false, status: 404, body: { error: { code: 'room_not_found' } } });
+  });
+
+  it('is refused with 400 for an invalid room id', async () => {
+    // Prepare
+    const bob = await user('bob');
+
+    // Act
+    const handshake = await tryConnect('bad#room', bob.token);
+
+    // Assess
+    expect(handshake).toMatchObject({ open: false, status: 400 });
+  });
+
+  it('refuses a member who left the room', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { roomId } = await room('group', [bob.userId]);
+    await api(`/rooms/${roomId}/members/${bob.userId}`, { method: 'DELETE', token: bob.token });
+
+    // Act
+    const handshake = await tryConnect(roomId, bob.token);
+
+    // Assess
+    expect(handshake).toMatchObject({ open: false, status: 403 });
+  });
+});
+
+describe('message frames', () => {
+  it('store the message, ack the sender and broadcast to the other members', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await room('group', [bob.userId]);
+    const aliceSocket = await join(roomId, owner.token);
+    const bobSocket = await join(roomId, bob.token);
+
+    // Act
+    aliceSocket.send({ type: 'message', content: 'hi over ws', clientMessageId: 'c-1' });
+    const ack = await aliceSocket.next((frame) => frame.type === 'ack');
+    const delivered = await bobSocket.next((frame) => frame.type === 'message');
+
+    // Assess
+    expect(ack).toEqual({
+      type: 'ack',
+      clientMessageId: 'c-1',
+      created: true,
+      message: expect.objectContaining({ roomId, userId: owner.userId, content: 'hi over ws', clientMessageId: 'c-1' }),
+    });
+    expect(delivered).toEqual({ type: 'message', message: ack.message });
+    expect(await history(roomId)).toEqual([ack.message]);
+    expect(aliceSocket.frames.filter((frame) => frame.type === 'message')).toEqual([]);
+  });
+
+  it('ack with clientMessageId null when none was given', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const socket = await join(roomId, owner.token);
+
+    // Act
+    socket.send({ type: 'message', content: 'no id' });
+    const ack = await socket.next((frame) => frame.type === 'ack');
+
+    // Assess
+    expect(ack).toMatchObject({ type: 'ack', clientMessageId: null, created: true, message: { content: 'no id' } });
+  });
+
+  it('are idempotent on clientMessageId: a repeat is acked with created false and the original', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const socket = await join(roomId, owner.token);
+    socket.send({ type: 'message', content: 'once', clientMessageId: 'dup' });
+    const first = await socket.next((frame) => frame.type === 'ack');
+
+    // Act
+    socket.send({ type: 'message', content: 'once', clientMessageId: 'dup' });
+    const second = await socket.next((frame) => frame.type === 'ack' && frame !== first);
+
+    // Assess
+    expect(second).toEqual({ type: 'ack', clientMessageId: 'dup', created: false, message: first.message });
+    expect(await history(roomId)).toHaveLength(1);
+  });
+
+  it('support replies with parent_id and attachments', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const parent = await api('/messages', { token: owner.token, body: { roomId, content: 'parent' } });
+    const socket = await join(roomId, owner.token);
+
+    // Act
+    socket.send({ type: 'message', content: 'child', parent_id: parent.body.id, attachments: ['https://example.com/x.png'] });
+    const ack = await socket.next((frame) => frame.type === 'ack');
+
+    // Assess
+    expect(ack.message).toMatchObject({ parent_id: parent.body.id, attachments: ['https://example.com/x.png'] });
+  });
+
+  it('reach the members of the room only', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const other = await room();
+    const sender = await join(roomId, owner.token);
+    const elsewhere = await join(other.roomId, other.owner.token);
+
+    // Act
+    sender.send({ type: 'message', content: 'room one only' });
+    await sender.next((frame) => frame.type === 'ack');
+    await api('/messages', { token: other.owner.token, body: { roomId: other.roomId, content: 'room two' } });
+    const own = await elsewhere.next((frame) => frame.type === 'message');
+
+    // Assess
+    expect(own.message.content).toBe('room two');
+    expect(elsewhere.frames.map((frame) => frame.message?.content)).toEqual(['room two']);
+  });
+
+  it('carry emoji content', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const socket = await join(roomId, owner.token);
+
+    // Act
+    socket.send({ type: 'message', content: 'ws 🎉', clientMessageId: 'emoji' });
+    const reply = await socket.next((frame) => frame.clientMessageId === 'emoji');
+
+    // Assess
+    expect(reply).toMatchObject({ type: 'ack', created: true, message: { content: 'ws 🎉' } });
+  });
+
+  describe.each([
+    { variant: 'not JSON', frame: '{nope', code: 'invalid_json' },
+    { variant: 'an unknown type', frame: { type: 'typing' }, code: 'validation_failed' },
+    { variant: 'no content', frame: { type: 'message' }, code: 'validation_failed' },
+    { variant: 'empty content', frame: { type: 'message', content: '' }, code: 'validation_failed' },
+    { variant: 'content over 4000 characters', frame: { type: 'message', content: 'x'.repeat(4001) }, code: 'validation_failed' },
+    { variant: 'an unknown field', frame: { type: 'message', content: 'x', roomId: 'elsewhere' }, code: 'validation_failed' },
+    { variant: 'an ftp attachment', frame: { type: 'message', content: 'x', attachments: ['ftp://x'] }, code: 'validation_failed' },
+    {
+      variant: 'a backdated createdAt',
+      frame: { type: 'message', content: 'x', createdAt: '2020-01-01T00:00:00Z' },
+      code: 'backdating_forbidden',
+    },
+    { variant: 'another author', frame: { type: 'message', content: 'x', userId: 'someone-else' }, code: 'backdating_forbidden' },
+    { variant: 'an unknown parent', frame: { type: 'message', content: 'x', parent_id: 1 }, code: 'message_not_found' },
+  ])('a frame with $variant', ({ frame, code }) => {
+    it(`gets an error frame ${code}, stores nothing and keeps the connection open`, async () => {
+      // Prepare
+      const { owner, roomId } = await room();
+      const socket = await join(roomId, owner.token);
+
+      // Act
+      socket.send(frame);
+      const error = await socket.next((received) => received.type === 'error');
+
+      // Assess
+      expect(error).toMatchObject({ type: 'error', error: { code } });
+      expect(await history(roomId)).toEqual([]);
+      socket.send({ type: 'message', content: 'still here' });
+      expect(await socket.next((received) => received.type === 'ack')).toMatchObject({ created: true });
+    });
+  });
+
+  it('from a guest session that joined a public room are delivered', async () => {
+    // Prepare
+    const { owner, roomId } = await room('public');
+    const guest = await user('guest', ['guest']);
+    const ownerSocket = await join(roomId, owner.token);
+    const guestSocket = await join(roomId, guest.token);
+
+    // Act
+    guestSocket.send({ type: 'message', content: 'guest says hi' });
+    const delivered = await ownerSocket.next((frame) => frame.type === 'message');
+
+    // Assess
+    expect(delivered.message).toMatchObject({ userId: guest.userId, content: 'guest says hi' });
+  });
+});
+
+describe('REST messages', () => {
+  it('reach the WebSocket clients of the room', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await room('group', [bob.userId]);
+    const bobSocket = await join(roomId, bob.token);
+    const ownerSocket = await join(roomId, owner.token);
+
+    // Act
+    const posted = await api('/messages', { token: owner.token, body: { roomId, content: 'from REST' } });
+    const toBob = await bobSocket.next((frame) => frame.type === 'message');
+    const toOwner = await ownerSocket.next((frame) => frame.type === 'message');
+
+    // Assess
+    expect(toBob).toEqual({ type: 'message', message: posted.body });
+    expect(toOwner).toEqual({ type: 'message', message: posted.body });
+  });
+
+  it('reach every connection of the room, imports and API-key posts included', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const first = await join(roomId, owner.token);
+    const second = await join(roomId, owner.token);
+
+    // Act
+    const imported = await api('/admin/messages/import', { apiKey: project.apiKey, body: { roomId, userId: 'legacy', content: 'imp' } });
+    const byKey = await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey, body: { userId: 'bot', content: 'key' } });
+    await first.next((frame) => frame.message?.id === byKey.body.id);
+    await second.next((frame) => frame.message?.id === byKey.body.id);
+
+    // Assess
+    for (const socket of [first, second]) {
+      expect(socket.frames.map((frame) => frame.message.id)).toEqual([imported.body.id, byKey.body.id]);
+    }
+  });
+
+  it('stop reaching a member removed from a group room, even on a connection opened before', async () => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await room('group', [bob.userId]);
+    const bobSocket = await join(roomId, bob.token);
+    const ownerSocket = await join(roomId, owner.token);
+    expect((await api(`/rooms/${roomId}/members/${bob.userId}`, { method: 'DELETE', token: owner.token })).status).toBe(204);
+
+    // Act
+    const posted = await api('/messages', { token: owner.token, body: { roomId, content: 'not for bob any more' } });
+    await ownerSocket.next((frame) => frame.message?.id === posted.body.id);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    // Assess
+    expect(bobSocket.frames.filter((frame) => frame.type === 'message')).toEqual([]);
+  });
+
+  it('stop reaching a socket once it is closed', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const leaving = await connect(roomId, owner.token);
+    const staying = await join(roomId, owner.token);
+    await leaving.close();
+
+    // Act
+    const posted = await api('/messages', { token: owner.token, body: { roomId, content: 'after close' } });
+    await staying.next((frame) => frame.message?.id === posted.body.id);
+
+    // Assess
+    expect(posted.status).toBe(201);
+    expect(leaving.frames).toEqual([]);
+  });
+});

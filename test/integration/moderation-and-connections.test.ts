@@ -1,0 +1,196 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sendMessage } from '#domain/messages/pipeline';
+import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
+import { createProject } from '#domain/projects/projects';
+import { deleteConnection, roomConnections, saveConnection } from '#domain/realtime/connections';
+import { createRoom } from '#domain/rooms/rooms';
+import type { UserPrincipal } from '#shared/auth';
+import { runtime, uniqueId } from '../support/api';
+
+/** Block lists, moderation records and WebSocket connection items in DynamoDB Local. */
+
+const raw = DynamoDBDocumentClient.from(
+  new DynamoDBClient({
+    endpoint: runtime().env.AWS_ENDPOINT_URL_DYNAMODB,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }),
+);
+afterAll(() => raw.destroy());
+
+const table = () => runtime().tableName;
+const get = async (pk: string, sk: string) => (await raw.send(new GetCommand({ TableName: table(), Key: { pk, sk } }))).Item;
+const partition = async (pk: string) =>
+  (await raw.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })))
+    .Items ?? [];
+
+/** A fresh project each: block lists are cached per project. */
+async function freshProject() {
+  const projectId = (await createProject({ name: 'moderation', projectId: uniqueId('int').toLowerCase() })).projectId;
+  const author: UserPrincipal = { kind: 'user', projectId, userId: uniqueId('author'), roles: ['member'] };
+  const { room } = await createRoom(author, { type: 'group', members: [] });
+  return { projectId, author, roomId: room.id };
+}
+
+describe('the block list', () => {
+  it('is one item per project with normalized terms and who changed it', async () => {
+    // Prepare
+    const { projectId } = await freshProject();
+
+    // Act
+    await replaceBlockList(projectId, ['  Foo ', 'foo', 'BAR baz'], 'admin-1');
+
+    // Assess
+    expect(await get(`P#${projectId}`, 'BLOCKLIST')).toMatchObject({ terms: ['foo', 'bar baz'], updatedBy: 'admin-1' });
+    expect((await getBlockList(projectId)).terms).toEqual(['foo', 'bar baz']);
+  });
+});
+
+describe('an automatic flag', () => {
+  it('on a backdated import lists before older flags: flags are ordered by when they were raised', async () => {
+    // Prepare
+    const { projectId, author, roomId } = await freshProject();
+    await replaceBlockList(projectId, ['forbidden'], 'admin');
+    const live = await sendMessage(author, { roomId, content: 'forbidden now' }, { source: 'api' });
+
+    // Act
+    const service = { kind: 'service' as const, projectId };
+    const imported = await sendMessage(
+      service,
+      { roomId, userId: author.userId, content: 'forbidden long ago', createdAt: '2020-01-01T00:00:00.000Z' },
+      { source: 'import' },
+    );
+
+    // Assess
+    const flags = await listAutoFlags(projectId, 10);
+    expect(flags.map((flag) => flag.messageId)).toEqual([imported.message.id, live.message.id]);
+  });
+
+  it('stores the labelled message, a moderation record and an automation event under the same sort key', async () => {
+    // Prepare
+    const { projectId, author, roomId } = await freshProject();
+    await replaceBlockList(projectId, ['forbidden'], 'admin');
+
+    // Act
+    const { message } = await sendMessage(author, { roomId, content: 'this is FORBIDDEN text' }, { source: 'api' });
+
+    // Assess
+    expect(message.moderation).toEqual({ label: 'auto_flag', reason: 'block_list:forbidden' });
+    const [record] = await partition(`P#${projectId}#MODERATION`);
+    const flaggedAt = String(record?.createdAt);
+    expect(Date.parse(flaggedAt)).toBeGreaterThanOrEqual(Date.parse(message.createdAt));
+    const sk = `${flaggedAt}#${roomId}#${message.id}`;
+    expect(await partition(`P#${projectId}#MODERATION`)).toEqual([
+      {
+        pk: `P#${projectId}#MODERATION`,
+        sk,
+        projectId,
+        roomId,
+        messageId: message.id,
+        userId: author.userId,
+        label: 'auto_flag',
+        reason: 'block_list:forbidden',
+        matchedTerm: 'forbidden',
+        createdAt: flaggedAt,
+      },
+    ]);
+    expect(await partition(`P#${projectId}#AUTOMATION`)).toEqual([
+      expect.objectContaining({ sk, rule: 'block_list', action: 'label_message', label: 'auto_flag', messageId: message.id }),
+    ]);
+    expect(await listAutoFlags(projectId, 10)).toEqual([expect.objectContaining({ messageId: message.id, matchedTerm: 'forbidden' })]);
+  });
+
+  it('is not written for a clean message', async () => {
+    // Prepare
+    const { projectId, author, roomId } = await freshProject();
+    await replaceBlockList(projectId, ['forbidden'], 'admin');
+
+    // Act
+    const { message } = await sendMessage(author, { roomId, content: 'all good' }, { source: 'api' });
+
+    // Assess
+    expect(message.moderation).toBeNull();
+    expect(await partition(`P#${projectId}#MODERATION`)).toEqual([]);
+    expect(await partition(`P#${projectId}#AUTOMATION`)).toEqual([]);
+  });
+});
+
+describe('WebSocket connections', () => {
+  it('are stored under the room and under the connection id, both with a TTL', async () => {
+    // Prepare
+    const { projectId, roomId } = await freshProject();
+    const connectionId = uniqueId('conn');
+    const before = Math.floor(Date.now() / 1000);
+
+    // Act
+    await saveConnection({ projectId, roomId, userId: 'alice', roles: ['member'], connectionId });
+
+    // Assess
+    const byRoom = await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`);
+    const byId = await get(`CONN#${connectionId}`, 'CONN');
+    for (const item of [byRoom, byId]) {
+      expect(item).toMatchObject({ projectId, roomId, userId: 'alice', connectionId, roles: ['member'] });
+      expect(item?.ttl).toBeGreaterThan(before + 2 * 3600);
+      expect(item?.ttl).toBeLessThanOrEqual(before + 3 * 3600);
+    }
+    expect((await roomConnections(projectId, roomId)).map((c) => c.connectionId)).toEqual([connectionId]);
+  });
+
+  it('past their TTL are skipped by the fan-out even before DynamoDB removes them', async () => {
+    // Prepare
+    const { projectId, roomId } = await freshProject();
+    const expired = uniqueId('expired');
+    await raw.send(
+      new PutCommand({
+        TableName: table(),
+        Item: {
+          pk: `P#${projectId}#R#${roomId}#CONNS`,
+          sk: `C#${expired}`,
+          projectId,
+          roomId,
+          userId: 'ghost',
+          roles: [],
+          connectionId: expired,
+          connectedAt: '2020-01-01T00:00:00.000Z',
+          ttl: Math.floor(Date.now() / 1000) - 10,
+        },
+      }),
+    );
+
+    // Act
+    const live = await roomConnections(projectId, roomId);
+
+    // Assess
+    expect(live).toEqual([]);
+  });
+
+  it('are deleted in both places', async () => {
+    // Prepare
+    const { projectId, roomId } = await freshProject();
+    const connectionId = uniqueId('conn');
+    await saveConnection({ projectId, roomId, userId: 'alice', roles: ['member'], connectionId });
+
+    // Act
+    await deleteConnection({ projectId, roomId, connectionId });
+
+    // Assess
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`)).toBeUndefined();
+    expect(await get(`CONN#${connectionId}`, 'CONN')).toBeUndefined();
+  });
+
+  it('that the gateway no longer knows are deleted when a message is broadcast to them', async () => {
+    // Prepare
+    const { projectId, author, roomId } = await freshProject();
+    const stale = uniqueId('stale');
+    await saveConnection({ projectId, roomId, userId: author.userId, roles: ['member'], connectionId: stale });
+
+    // Act
+    await sendMessage(author, { roomId, content: 'to nobody' }, { source: 'api' });
+
+    // Assess
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${stale}`)).toBeUndefined();
+    expect(await get(`CONN#${stale}`, 'CONN')).toBeUndefined();
+  });
+});
