@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { z } from 'zod';
 import { type HttpRoute, httpRoute } from '#lib/routes';
 import {
   authenticateApiKey,
@@ -15,6 +14,7 @@ import {
 import { config } from '#shared/config';
 import { BadRequestError, HttpError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
+import type * as z from '#shared/schema';
 
 /** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -38,7 +38,7 @@ export interface HttpResult {
   readonly headers?: Record<string, string>;
 }
 
-interface Schemas<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> {
   readonly body?: B;
   readonly query?: Q;
   readonly params?: P;
@@ -50,11 +50,11 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   body: body === undefined ? '' : JSON.stringify(body),
 });
 
-function issuesOf(error: z.ZodError, where: string) {
+function issuesOf(error: z.core.$ZodError, where: string) {
   return error.issues.map((issue) => ({ field: [where, ...issue.path].join('.'), message: issue.message }));
 }
 
-function parsePart<S extends z.ZodType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {
+function parsePart<S extends z.ZodMiniType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {
   if (!schema) return undefined as z.infer<S>;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
@@ -116,9 +116,9 @@ async function authenticate(route: HttpRoute, headers: Record<string, string | u
  * names, zod validation of body/query/path, then `run`. Handlers stay a schema and one domain call.
  */
 export function httpHandler<
-  B extends z.ZodType = z.ZodUndefined,
-  Q extends z.ZodType = z.ZodUndefined,
-  P extends z.ZodType = z.ZodUndefined,
+  B extends z.ZodMiniType = z.ZodMiniUndefined,
+  Q extends z.ZodMiniType = z.ZodMiniUndefined,
+  P extends z.ZodMiniType = z.ZodMiniUndefined,
 >(routeId: string, schemas: Schemas<B, Q, P>, run: (request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HttpResult>) {
   const route = httpRoute(routeId);
 

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from '#shared/schema';
 
 /** Ids that may appear inside keys: no `#`, bounded length. */
 export const idSchema = z
   .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9_.:@-]+$/, 'must be 1-128 characters of letters, digits and _ . : @ -');
+  .check(z.minLength(1), z.maxLength(128), z.regex(/^[A-Za-z0-9_.:@-]+$/, 'must be 1-128 characters of letters, digits and _ . : @ -'));
 
 /** A short random id with a readable prefix, e.g. `room_3k9x...`. */
 export function newId(prefix: string, bytes = 10): string {

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { messageFields } from '#domain/messages/message-input';
 import { sendMessage } from '#domain/messages/pipeline';
 import { findConnection } from '#domain/realtime/connections';
@@ -6,9 +5,10 @@ import type { Role } from '#lib/routes';
 import { HttpError, RateLimitedError } from '#shared/errors';
 import { postToConnection } from '#shared/gateway';
 import { logger } from '#shared/logger';
+import * as z from '#shared/schema';
 import { wsHandler } from '#shared/ws';
 
-const messageFrame = z.object({ type: z.literal('message'), ...messageFields }).strict();
+const messageFrame = z.strictObject({ type: z.literal('message'), ...messageFields });
 
 function errorFrame(error: unknown, clientMessageId?: string) {
   if (error instanceof HttpError) {

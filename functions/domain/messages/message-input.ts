@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { config } from '#shared/config';
 import { idSchema } from '#shared/ids';
+import * as z from '#shared/schema';
 
 export const MAX_ATTACHMENTS = 10;
 export const MAX_CLIENT_MESSAGE_ID_LENGTH = 128;
@@ -19,36 +19,44 @@ const isHttpUrl = (value: string) => {
 };
 
 export const attachmentsSchema = z
-  .array(z.string().max(2048, 'an attachment URL is at most 2048 characters').refine(isHttpUrl, 'must be an http or https URL'))
-  .max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`);
+  .array(
+    z
+      .string()
+      .check(z.maxLength(2048, 'an attachment URL is at most 2048 characters'), z.refine(isHttpUrl, 'must be an http or https URL')),
+  )
+  .check(z.maxLength(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`));
 
-const createdAtSchema = z.string().superRefine((value, context) => {
-  const at = Date.parse(value);
-  const problem = !z.iso.datetime({ offset: true }).safeParse(value).success
-    ? 'must be an ISO 8601 timestamp'
-    : at < EARLIEST_CREATED_AT
-      ? 'must not be before 2000-01-01'
-      : at > Date.now() + FUTURE_SKEW_MS
-        ? 'must not be in the future'
-        : undefined;
-  if (problem) context.addIssue({ code: 'custom', message: problem });
-});
+const createdAtSchema = z.string().check(
+  z.superRefine((value, context) => {
+    const at = Date.parse(value);
+    const problem = !z.iso.datetime({ offset: true }).safeParse(value).success
+      ? 'must be an ISO 8601 timestamp'
+      : at < EARLIEST_CREATED_AT
+        ? 'must not be before 2000-01-01'
+        : at > Date.now() + FUTURE_SKEW_MS
+          ? 'must not be in the future'
+          : undefined;
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 /** Fields every entry point accepts; `userId` and `createdAt` need admin rights (checked in the pipeline). */
 export const messageFields = {
-  content: z.string().min(1, 'must not be empty').max(config.MESSAGE_MAX_LENGTH, `at most ${config.MESSAGE_MAX_LENGTH} characters`),
-  parent_id: z.number().int().positive().nullish(),
-  attachments: attachmentsSchema.optional(),
-  clientMessageId: z.string().min(1).max(MAX_CLIENT_MESSAGE_ID_LENGTH).optional(),
-  userId: idSchema.optional(),
-  createdAt: createdAtSchema.optional(),
+  content: z
+    .string()
+    .check(z.minLength(1, 'must not be empty'), z.maxLength(config.MESSAGE_MAX_LENGTH, `at most ${config.MESSAGE_MAX_LENGTH} characters`)),
+  parent_id: z.nullish(z.number().check(z.int(), z.positive())),
+  attachments: z.optional(attachmentsSchema),
+  clientMessageId: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_CLIENT_MESSAGE_ID_LENGTH))),
+  userId: z.optional(idSchema),
+  createdAt: z.optional(createdAtSchema),
 };
 
 /** `POST /messages` and WebSocket `type: message`: the room is in the body. */
-export const messageWithRoomSchema = z.object({ roomId: idSchema, ...messageFields }).strict();
+export const messageWithRoomSchema = z.strictObject({ roomId: idSchema, ...messageFields });
 /** `POST /rooms/{roomId}/messages`: the room is in the path. */
-export const roomMessageSchema = z.object(messageFields).strict();
+export const roomMessageSchema = z.strictObject(messageFields);
 /** One import row: `userId` required (imports speak for someone). */
-export const importRowSchema = z.object({ roomId: idSchema, ...messageFields, userId: idSchema }).strict();
+export const importRowSchema = z.strictObject({ roomId: idSchema, ...messageFields, userId: idSchema });
 
 export type MessageInput = z.infer<typeof roomMessageSchema> & { roomId: string };

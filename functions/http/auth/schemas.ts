@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { ROLES } from '#lib/routes';
+import * as z from '#shared/schema';
 
-export const rolesSchema = z.array(z.enum(ROLES)).min(1).max(ROLES.length);
-export const expiresInSchema = z.number().int().positive('must be a positive number of seconds');
+export const rolesSchema = z.array(z.enum(ROLES)).check(z.minLength(1), z.maxLength(ROLES.length));
+export const expiresInSchema = z.number().check(z.int(), z.positive('must be a positive number of seconds'));

@@ -1,13 +1,13 @@
-import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, listMessages, MAX_PAGE_SIZE } from '#domain/messages/history';
 import { httpHandler, ok } from '#shared/http';
+import * as z from '#shared/schema';
 import { queryInt, roomParams } from '../params';
 
-const messageIdParam = z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const messageIdParam = z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
 const query = z.object({
-  before: messageIdParam.optional(),
-  after: messageIdParam.optional(),
-  limit: queryInt(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  before: z.optional(messageIdParam),
+  after: z.optional(messageIdParam),
+  limit: z._default(queryInt(1, MAX_PAGE_SIZE), DEFAULT_PAGE_SIZE),
 });
 
 export const handler = httpHandler('ListRoomMessages', { params: roomParams, query }, async ({ params, query, caller }) =>

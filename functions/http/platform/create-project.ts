@@ -1,12 +1,10 @@
-import { z } from 'zod';
 import { createProject, PROJECT_ID_PATTERN } from '#domain/projects/projects';
 import { created, httpHandler } from '#shared/http';
+import * as z from '#shared/schema';
 
-const body = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    projectId: z.string().regex(PROJECT_ID_PATTERN, 'must be 2-63 lower-case letters, digits or dashes').optional(),
-  })
-  .strict();
+const body = z.strictObject({
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
+  projectId: z.optional(z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be 2-63 lower-case letters, digits or dashes'))),
+});
 
 export const handler = httpHandler('CreateProject', { body }, async ({ body }) => created(await createProject(body)));

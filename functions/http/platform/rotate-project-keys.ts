@@ -1,12 +1,12 @@
-import { z } from 'zod';
 import { PROJECT_ID_PATTERN, rotateProjectKeys } from '#domain/projects/projects';
 import { httpHandler, ok } from '#shared/http';
+import * as z from '#shared/schema';
 
-const params = z.object({ projectId: z.string().regex(PROJECT_ID_PATTERN) });
-const body = z
-  .object({ apiKey: z.boolean().default(true), signingSecret: z.boolean().default(false) })
-  .strict()
-  .default({ apiKey: true, signingSecret: false });
+const params = z.object({ projectId: z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be a project id')) });
+const body = z._default(z.strictObject({ apiKey: z._default(z.boolean(), true), signingSecret: z._default(z.boolean(), false) }), {
+  apiKey: true,
+  signingSecret: false,
+});
 
 export const handler = httpHandler('RotateProjectKeys', { params, body }, async ({ params, body }) =>
   ok(await rotateProjectKeys(params.projectId, body)),

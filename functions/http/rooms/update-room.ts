@@ -1,16 +1,15 @@
-import { z } from 'zod';
 import { updateRoom } from '#domain/rooms/rooms';
 import { httpHandler, ok } from '#shared/http';
+import * as z from '#shared/schema';
 import { roomParams } from '../params';
 
 const body = z
-  .object({
-    name: z.string().trim().min(1).max(200).nullable().optional(),
-    description: z.string().max(2000).nullable().optional(),
-    e2eEnabled: z.boolean().optional(),
+  .strictObject({
+    name: z.optional(z.nullable(z.string().check(z.trim(), z.minLength(1), z.maxLength(200)))),
+    description: z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
+    e2eEnabled: z.optional(z.boolean()),
   })
-  .strict()
-  .refine((patch) => Object.values(patch).some((value) => value !== undefined), 'name at least one field to change');
+  .check(z.refine((patch) => Object.values(patch).some((value) => value !== undefined), 'name at least one field to change'));
 
 export const handler = httpHandler('UpdateRoom', { params: roomParams, body }, async ({ params, body, caller }) =>
   ok(await updateRoom(caller, params.roomId, body)),

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { roomPk } from './keys';
 
 /**
@@ -16,7 +16,7 @@ export const connectionItem = z.object({
   roles: z.array(z.string()),
   connectionId: z.string(),
   connectedAt: z.string(),
-  ttl: z.number().int(),
+  ttl: z.number().check(z.int()),
 });
 export type ConnectionItem = z.infer<typeof connectionItem>;
 

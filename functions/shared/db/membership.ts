@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { roomPk, userPk } from './keys';
 import { roomIndexSk } from './room';
 

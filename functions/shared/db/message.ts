@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { messageSk, roomMessagesPk } from './keys';
 
 export const moderationLabel = z.object({
@@ -16,14 +16,14 @@ export const messageItem = z.object({
   sk: z.string(),
   projectId: z.string(),
   roomId: z.string(),
-  id: z.number().int(),
+  id: z.number().check(z.int()),
   userId: z.string(),
   content: z.string(),
-  parent_id: z.number().int().nullable(),
+  parent_id: z.nullable(z.number().check(z.int())),
   attachments: z.array(z.string()),
-  clientMessageId: z.string().nullable(),
+  clientMessageId: z.nullable(z.string()),
   createdAt: z.string(),
-  moderation: moderationLabel.nullable(),
+  moderation: z.nullable(moderationLabel),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { projectPk } from './keys';
 
 /** The project's block list: case-insensitive substrings. */
@@ -18,7 +18,7 @@ export const moderationRecordItem = z.object({
   sk: z.string(),
   projectId: z.string(),
   roomId: z.string(),
-  messageId: z.number().int(),
+  messageId: z.number().check(z.int()),
   userId: z.string(),
   label: z.literal('auto_flag'),
   reason: z.string(),

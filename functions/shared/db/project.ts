@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { projectPk } from './keys';
 
 /** A tenant. Holds the hash of its API key and the secret that signs its users' JWTs. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { projectPk, roomPk } from './keys';
 
 export const roomType = z.enum(['public', 'group', 'dm']);
@@ -8,13 +8,13 @@ export const roomItem = z.object({
   pk: z.string(),
   sk: z.literal('ROOM'),
   /** Set on public rooms only: the project's public room directory. */
-  gsi1pk: z.string().optional(),
-  gsi1sk: z.string().optional(),
+  gsi1pk: z.optional(z.string()),
+  gsi1sk: z.optional(z.string()),
   projectId: z.string(),
   roomId: z.string(),
   type: roomType,
-  name: z.string().optional(),
-  description: z.string().optional(),
+  name: z.optional(z.string()),
+  description: z.optional(z.string()),
   e2eEnabled: z.boolean(),
   /** 256-bit base64 key; only ever returned by the e2e-key route. */
   e2eKey: z.string(),

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '#shared/schema';
 import { userPk } from './keys';
 
 /** A user's sign-in secret (scrypt) and the roles their session tokens carry. */
