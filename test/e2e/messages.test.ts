@@ -1,25 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { api, createTestProject, ISO_TIMESTAMP, newGroupRoom, newUser, type TestProject, uniqueId } from '../support/api';
 
-const isoTimestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+const isoTimestamp = expect.stringMatching(ISO_TIMESTAMP);
 
 let project: TestProject;
 beforeAll(async () => {
   project = await createTestProject('messages');
 });
 
-async function user(prefix = 'user', roles?: string[]) {
-  const userId = uniqueId(prefix);
-  return { userId, token: await project.token(userId, roles) };
-}
+const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
 
-async function groupRoom(members: string[] = []) {
-  const owner = await user('owner');
-  const roomId = uniqueId('room');
-  const created = await api('/rooms', { token: owner.token, body: { id: roomId, type: 'group', members } });
-  if (created.status !== 201) throw new Error(`room creation failed: ${created.status}`);
-  return { owner, roomId };
-}
+const groupRoom = (members?: string[]) => newGroupRoom(project, members);
 
 const history = async (roomId: string) =>
   (await api(`/rooms/${roomId}/messages?limit=100`, { apiKey: project.apiKey })).body.messages as any[];

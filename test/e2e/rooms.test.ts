@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { api, createTestProject, ISO_TIMESTAMP, newUser, type TestProject, uniqueId } from '../support/api';
 
-const isoTimestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+const isoTimestamp = expect.stringMatching(ISO_TIMESTAMP);
 
 let project: TestProject;
 beforeAll(async () => {
@@ -9,10 +9,7 @@ beforeAll(async () => {
 });
 
 /** A fresh user and their member token. */
-async function user(prefix = 'user', roles?: string[]) {
-  const userId = uniqueId(prefix);
-  return { userId, token: await project.token(userId, roles) };
-}
+const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
 
 describe('POST /rooms', () => {
   it('creates a group room with every field and makes the creator its owner', async () => {

@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
 import { connect, type RoomSocket, tryConnect } from '../support/ws';
 
 let project: TestProject;
@@ -19,10 +19,7 @@ async function join(roomId: string, token: string) {
   return socket;
 }
 
-async function user(prefix = 'user', roles?: string[]) {
-  const userId = uniqueId(prefix);
-  return { userId, token: await project.token(userId, roles) };
-}
+const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
 
 async function room(type: 'group' | 'public' = 'group', members: string[] = []) {
   const owner = await user('owner');

@@ -1,6 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { importMessages } from '#domain/messages/import';
 import { createdAtMsOf } from '#domain/messages/message-ids';
 import { sendMessage } from '#domain/messages/pipeline';
@@ -8,26 +7,13 @@ import { createProject } from '#domain/projects/projects';
 import { createRoom } from '#domain/rooms/rooms';
 import type { ServicePrincipal, UserPrincipal } from '#shared/auth';
 import { dynamo } from '#shared/db/client';
-import { runtime, uniqueId } from '../support/api';
+import { uniqueId } from '../support/api';
+import { partition, raw, table } from '../support/raw-table';
 
 /**
  * The message pipeline against DynamoDB Local through the real SDK: what it stores, under which
  * keys, and how it behaves under concurrency. Raw reads use a client of their own.
  */
-
-const raw = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    endpoint: runtime().env.AWS_ENDPOINT_URL_DYNAMODB,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  }),
-);
-afterAll(() => raw.destroy());
-
-const table = () => runtime().tableName;
-const partition = async (pk: string) =>
-  (await raw.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })))
-    .Items ?? [];
 
 let projectId: string;
 let alice: UserPrincipal;

@@ -1,30 +1,15 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { sendMessage } from '#domain/messages/pipeline';
 import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
 import { createProject } from '#domain/projects/projects';
 import { deleteConnection, roomConnections, saveConnection } from '#domain/realtime/connections';
 import { createRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
-import { runtime, uniqueId } from '../support/api';
+import { uniqueId } from '../support/api';
+import { get, partition, raw, table } from '../support/raw-table';
 
 /** Block lists, moderation records and WebSocket connection items in DynamoDB Local. */
-
-const raw = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    endpoint: runtime().env.AWS_ENDPOINT_URL_DYNAMODB,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  }),
-);
-afterAll(() => raw.destroy());
-
-const table = () => runtime().tableName;
-const get = async (pk: string, sk: string) => (await raw.send(new GetCommand({ TableName: table(), Key: { pk, sk } }))).Item;
-const partition = async (pk: string) =>
-  (await raw.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })))
-    .Items ?? [];
 
 /** A fresh project each: block lists are cached per project. */
 async function freshProject() {

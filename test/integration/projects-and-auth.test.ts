@@ -1,26 +1,15 @@
 import { createHash } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { jwtVerify } from 'jose';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyPassword } from '#domain/auth/passwords';
 import { issueToken, setUserCredentials, signIn } from '#domain/auth/sessions';
 import { createProject, rotateProjectKeys } from '#domain/projects/projects';
 import { authenticateApiKey, authenticateToken } from '#shared/auth';
-import { runtime, uniqueId } from '../support/api';
+import { uniqueId } from '../support/api';
+import { get } from '../support/raw-table';
 
 /** Projects, API keys and credentials as stored in DynamoDB Local. */
 
-const raw = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    endpoint: runtime().env.AWS_ENDPOINT_URL_DYNAMODB,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  }),
-);
-afterAll(() => raw.destroy());
-
-const get = async (pk: string, sk: string) => (await raw.send(new GetCommand({ TableName: runtime().tableName, Key: { pk, sk } }))).Item;
 const newProjectId = () => uniqueId('int').toLowerCase();
 
 describe('createProject', () => {

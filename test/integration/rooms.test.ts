@@ -1,24 +1,13 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '#domain/projects/projects';
 import { accessRoom, addMember, createRoom, listRooms, removeMember } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
-import { runtime, uniqueId } from '../support/api';
+import { uniqueId } from '../support/api';
+import { get, raw, table } from '../support/raw-table';
 
 /** Rooms and memberships as stored in DynamoDB Local, written by the domain through the real SDK. */
 
-const raw = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    endpoint: runtime().env.AWS_ENDPOINT_URL_DYNAMODB,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  }),
-);
-afterAll(() => raw.destroy());
-
-const table = () => runtime().tableName;
-const get = async (pk: string, sk: string) => (await raw.send(new GetCommand({ TableName: table(), Key: { pk, sk } }))).Item;
 const queryIndex = async (gsi1pk: string) =>
   (
     await raw.send(

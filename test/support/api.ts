@@ -72,3 +72,21 @@ export async function createTestProject(name = 'test'): Promise<TestProject> {
     },
   };
 }
+
+/** Matches the service's timestamps (ISO 8601 in UTC with milliseconds). */
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A fresh user of the project with a token. */
+export async function newUser(project: TestProject, prefix = 'user', roles?: string[]) {
+  const userId = uniqueId(prefix);
+  return { userId, token: await project.token(userId, roles) };
+}
+
+/** A group room owned by a fresh user, with the given plain members. */
+export async function newGroupRoom(project: TestProject, members: string[] = []) {
+  const owner = await newUser(project, 'owner');
+  const roomId = uniqueId('room');
+  const created = await api('/rooms', { token: owner.token, body: { id: roomId, type: 'group', members } });
+  if (created.status !== 201) throw new Error(`room creation failed: ${created.status}`);
+  return { owner, roomId };
+}

@@ -1,0 +1,25 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll } from 'vitest';
+import { runtime } from './api';
+
+/**
+ * Raw access to the runtime's table with a client of the test's own, to check what handlers and
+ * domain code stored, under which keys. Destroyed after the file's tests.
+ */
+export const raw = DynamoDBDocumentClient.from(
+  new DynamoDBClient({
+    endpoint: runtime().env.AWS_ENDPOINT_URL_DYNAMODB,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }),
+);
+afterAll(() => raw.destroy());
+
+export const table = () => runtime().tableName;
+
+export const get = async (pk: string, sk: string) => (await raw.send(new GetCommand({ TableName: table(), Key: { pk, sk } }))).Item;
+
+export const partition = async (pk: string) =>
+  (await raw.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })))
+    .Items ?? [];
