@@ -21,11 +21,20 @@ const settingNames = [
   'TOKEN_MAX_TTL_SECONDS',
   'CACHE_TTL_MS',
   'MESSAGE_MAX_LENGTH',
+  'WEBHOOK_MAX_ATTEMPTS',
+  'WEBHOOK_TIMEOUT_MS',
+  'WEBHOOK_RETRY_TIME_SCALE',
+  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'WEBHOOK_SECRET_ENCRYPTION_KEY',
+  'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE',
 ];
 const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
 
 const started = Date.now();
-const runtime = await startLocalRuntime({ port, dataDir, env });
+const runtime = await startLocalRuntime({ port, dataDir, env }).catch((error: Error) => {
+  console.error(`Could not start: ${error.message}`);
+  process.exit(1);
+});
 
 let stopping = false;
 const stop = async (signal: string) => {

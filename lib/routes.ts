@@ -27,9 +27,10 @@ export type Role = (typeof ROLES)[number];
 
 /**
  * AWS resources a handler may touch. The CDK stack turns each into the narrowest grant
- * (`table:read` → `grantReadData`, ...) and the matching environment variable.
+ * (`table:read` → `grantReadData`, `webhooks:start` → `states:StartExecution` on the retry state
+ * machine, ...) and the matching environment variable.
  */
-export type Access = 'table:read' | 'table:write' | 'events:send' | 'connections:manage';
+export type Access = 'table:read' | 'table:write' | 'events:send' | 'connections:manage' | 'webhooks:start';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -53,6 +54,38 @@ export interface WebSocketRoute {
   readonly id: string;
   readonly handler: string;
   readonly access: readonly Access[];
+  readonly summary: string;
+}
+
+/** A Lambda consumer of one queue (an SQS event source on AWS, a polling loop locally). */
+export interface QueueConsumer {
+  readonly id: string;
+  /** `id` of the queue in `queues`. */
+  readonly queue: string;
+  readonly handler: string;
+  readonly batchSize: number;
+  /** Seconds; the queue's visibility timeout must exceed it. */
+  readonly timeoutSeconds: number;
+  readonly access: readonly Access[];
+  readonly summary: string;
+}
+
+/** A Lambda function a state machine invokes: its ARN replaces `${placeholder}` in the ASL file. */
+export interface StateMachineTask {
+  readonly placeholder: string;
+  readonly id: string;
+  readonly handler: string;
+  readonly timeoutSeconds: number;
+  readonly access: readonly Access[];
+  readonly summary: string;
+}
+
+/** A Step Functions Standard state machine whose ASL lives in `lib/state-machines/`. */
+export interface StateMachineDefinition {
+  readonly id: string;
+  /** Relative to the repository root; CDK and the local interpreter load this same file. */
+  readonly definitionFile: string;
+  readonly tasks: readonly StateMachineTask[];
   readonly summary: string;
 }
 
@@ -273,6 +306,83 @@ export const httpRoutes: readonly HttpRoute[] = [
     access: ['table:read'],
     summary: 'Moderation records written by automatic flags, newest first',
   },
+  {
+    id: 'ListWebhookEventTypes',
+    method: 'GET',
+    path: '/webhooks/event-types',
+    handler: 'http/webhooks/list-event-types.ts',
+    auth: 'none',
+    access: [],
+    summary: 'The catalogue of event types webhooks may subscribe to',
+  },
+  {
+    id: 'RegisterWebhook',
+    method: 'POST',
+    path: '/webhooks/register',
+    handler: 'http/webhooks/register-webhook.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: readWrite,
+    summary: 'Register a webhook; the signing secret is shown once',
+  },
+  {
+    id: 'ListWebhooks',
+    method: 'GET',
+    path: '/webhooks',
+    handler: 'http/webhooks/list-webhooks.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: ['table:read'],
+    summary: "The project's webhook registrations, without secrets",
+  },
+  {
+    id: 'DeleteWebhook',
+    method: 'DELETE',
+    path: '/webhooks/{webhookId}',
+    handler: 'http/webhooks/delete-webhook.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: readWrite,
+    summary: 'Delete a webhook registration',
+  },
+  {
+    id: 'VerifyWebhook',
+    method: 'POST',
+    path: '/webhooks/verify',
+    handler: 'http/webhooks/verify-webhook.ts',
+    auth: 'none',
+    access: readWrite,
+    summary: "Check a body and signature against a registered webhook's secret (rate limited per IP)",
+  },
+  {
+    id: 'VerifyWebhookSignatures',
+    method: 'POST',
+    path: '/webhooks/verify-batch',
+    handler: 'http/webhooks/verify-signature-batch.ts',
+    auth: 'none',
+    access: readWrite,
+    summary: 'Check a single or batch signature for a given secret (rate limited per IP)',
+  },
+  {
+    id: 'ListWebhookDeliveries',
+    method: 'GET',
+    path: '/admin/webhooks/deliveries',
+    handler: 'http/webhooks/list-deliveries.ts',
+    auth: 'userOrService',
+    minRole: 'moderator',
+    access: ['table:read'],
+    summary: 'Webhook deliveries, newest first',
+  },
+  {
+    id: 'ReplayWebhookDelivery',
+    method: 'POST',
+    path: '/admin/webhooks/deliveries/{deliveryId}/replay',
+    handler: 'http/webhooks/replay-delivery.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: [...readWrite, 'webhooks:start'],
+    summary: 'Put a failed delivery back to pending and run its attempts again',
+  },
 ];
 
 export const webSocketRoutes: readonly WebSocketRoute[] = [
@@ -302,9 +412,40 @@ export const webSocketRoutes: readonly WebSocketRoute[] = [
 export const queues: readonly QueueDefinition[] = [
   {
     id: 'Events',
-    visibilityTimeoutSeconds: 180,
+    // Six times the consumer's timeout, as AWS advises for SQS event sources.
+    visibilityTimeoutSeconds: 360,
     maxReceiveCount: 5,
     summary: 'Domain events (message.created, mention, moderation.auto_flag, ...) for webhooks, push and summaries',
+  },
+];
+
+export const queueConsumers: readonly QueueConsumer[] = [
+  {
+    id: 'EventsDispatcher',
+    queue: 'Events',
+    handler: 'workers/dispatch-events.ts',
+    batchSize: 10,
+    timeoutSeconds: 60,
+    access: [...readWrite, 'webhooks:start'],
+    summary: 'Deliver each domain event to its webhooks: first attempt at once, the rest through the retry state machine',
+  },
+];
+
+export const stateMachines: readonly StateMachineDefinition[] = [
+  {
+    id: 'WebhookRetry',
+    definitionFile: 'lib/state-machines/webhook-retry.asl.json',
+    tasks: [
+      {
+        placeholder: 'AttemptFunctionArn',
+        id: 'WebhookAttempt',
+        handler: 'workers/webhook-attempt.ts',
+        timeoutSeconds: 30,
+        access: readWrite,
+        summary: 'One attempt of one webhook delivery',
+      },
+    ],
+    summary: 'Webhook retry schedule: wait until next_attempt_at, attempt, repeat while pending',
   },
 ];
 

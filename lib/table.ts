@@ -23,4 +23,5 @@ export const resourceEnv = {
   table: 'TABLE_NAME',
   eventsQueue: 'EVENTS_QUEUE_URL',
   connectionsEndpoint: 'CONNECTIONS_ENDPOINT',
+  webhookStateMachine: 'WEBHOOK_STATE_MACHINE_ARN',
 } as const;

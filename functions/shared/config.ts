@@ -9,7 +9,8 @@ const rateLimitKey = z.enum(['user', 'room', 'tenant', 'ip']);
  * with a message naming the variable, instead of failing requests later.
  */
 const configSchema = z.object({
-  TABLE_NAME: z.string().check(z.minLength(1)),
+  /** Set on every function whose wiring-table entry touches the table. */
+  TABLE_NAME: z.optional(z.string().check(z.minLength(1))),
   /** Set only on functions whose wiring-table entry has `events:send`. */
   EVENTS_QUEUE_URL: z.optional(z.url()),
   /** https callback URL of the WebSocket stage (AWS) or the local gateway base URL. */
@@ -35,6 +36,31 @@ const configSchema = z.object({
   /** How long a function instance trusts cached project keys, rooms, memberships and block lists. */
   CACHE_TTL_MS: z._default(z.coerce.number().check(z.int(), z.nonnegative()), 5000),
   MESSAGE_MAX_LENGTH: positiveInt(4000),
+  /** ARN of the webhook retry state machine; set on functions that start executions. */
+  WEBHOOK_STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
+  /** Per-attempt timeout of a webhook POST. */
+  WEBHOOK_TIMEOUT_MS: positiveInt(5000),
+  /** Multiplies the retry schedule's waits (tests and local use shorten them; AWS keeps 1). */
+  WEBHOOK_RETRY_TIME_SCALE: z._default(z.coerce.number().check(z.positive(), z.maximum(1)), 1),
+  /**
+   * Allows webhook targets on private, loopback and link-local addresses and plain http to
+   * loopback. The local runtime turns it on; on AWS it stays off (SSRF guard).
+   */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z._default(z.stringbool(), false),
+  /** 32 bytes as 64 hex or 43 base64 characters; when set, webhook secrets are stored AES-256-GCM encrypted. */
+  WEBHOOK_SECRET_ENCRYPTION_KEY: z.optional(
+    z
+      .string()
+      .check(
+        z.refine(
+          (value) =>
+            /^[0-9a-fA-F]{64}$/.test(value) || (/^[A-Za-z0-9+/_-]{43}=?$/.test(value) && Buffer.from(value, 'base64').length === 32),
+          'must be 32 bytes given as 64 hex characters or 43 base64 characters',
+        ),
+      ),
+  ),
+  RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE: positiveInt(60),
 });
 
 export type Config = z.infer<typeof configSchema>;

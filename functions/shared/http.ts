@@ -50,8 +50,27 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   body: body === undefined ? '' : JSON.stringify(body),
 });
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * One entry per offending field. For a union (a body of one shape or another) the shape the input
+ * came closest to, the one with strictly the fewest issues, speaks, so the details still name
+ * fields; when no shape is closest (none or both given) the union itself is the issue.
+ */
+function fieldIssues(issues: readonly Issue[], prefix: readonly PropertyKey[]): { path: PropertyKey[]; message: string }[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'invalid_union') {
+      const fewest = Math.min(...issue.errors.map((branch) => branch.length));
+      const closest = issue.errors.filter((branch) => branch.length === fewest);
+      if (closest.length === 1 && closest[0]) return fieldIssues(closest[0], path);
+    }
+    return [{ path, message: issue.message }];
+  });
+}
+
 function issuesOf(error: z.core.$ZodError, where: string) {
-  return error.issues.map((issue) => ({ field: [where, ...issue.path].join('.'), message: issue.message }));
+  return fieldIssues(error.issues, []).map((issue) => ({ field: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
 }
 
 function parsePart<S extends z.ZodMiniType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config';
 
@@ -34,7 +35,8 @@ export async function publishEvents(events: readonly DomainEvent[]): Promise<voi
   for (let start = 0; start < events.length; start += SQS_BATCH_LIMIT) {
     let batch = events.slice(start, start + SQS_BATCH_LIMIT).map((event, index) => ({
       Id: String(index),
-      MessageBody: sqsSafeJson(event),
+      // The id lets consumers stay idempotent when SQS delivers a message twice.
+      MessageBody: sqsSafeJson({ id: randomUUID(), ...event }),
       MessageAttributes: { eventType: { DataType: 'String', StringValue: event.type } },
     }));
     for (let attempt = 1; batch.length > 0; attempt++) {

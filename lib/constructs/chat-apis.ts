@@ -10,9 +10,7 @@ import {
   WebSocketStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes.ts';
 import type { ChatConfig } from '../stacks/chat-config.ts';
@@ -24,10 +22,11 @@ export const corsAllowHeaders = ['Authorization', 'Content-Type', 'X-Service-Api
 
 /** Properties of {@link ChatApis}. */
 export interface ChatApisProps {
-  /** The table every route reads or writes. */
-  readonly table: ITableV2;
-  /** The domain events queue (`events:send`). */
-  readonly eventsQueue: IQueue;
+  /**
+   * What the routes' `access` lists refer to (table, events queue, webhook state machine, webhook
+   * secret encryption key); the WebSocket stage built here is added for `connections:manage`.
+   */
+  readonly resources: Omit<ChatResources, 'webSocketStage'>;
   /** Shared settings: environment variables, CORS, throttling, log removal. */
   readonly config: ChatConfig;
 }
@@ -146,11 +145,7 @@ export class ChatApis extends Construct {
       });
     }
 
-    const resources: ChatResources = {
-      table: props.table,
-      eventsQueue: props.eventsQueue,
-      webSocketStage: this.webSocketStage,
-    };
+    const resources: ChatResources = { ...props.resources, webSocketStage: this.webSocketStage };
     const environment = sharedEnvironment(config);
     const functions = new Map<string, ChatFunction>();
     const createFunction = (routeId: string, handlerPath: string, description: string): ChatFunction => {

@@ -7,10 +7,13 @@ import { type Grant, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import type { Access } from '../routes.ts';
 import { resourceEnv } from '../table.ts';
+import { bundlesModule } from './handler-modules.ts';
 import { acknowledgeWildcardResources } from './nag.ts';
 
 /** Repository root: the esbuild project root, where `package.json` ("imports" aliases) and the lock file live. */
@@ -26,6 +29,18 @@ export const functionsDir = path.join(repoRoot, 'functions');
 const esmRequireBanner =
   "import { createRequire as __chatCreateRequire } from 'node:module'; const require = __chatCreateRequire(import.meta.url);";
 
+/** `POWERTOOLS_SERVICE_NAME` of every function unless set otherwise: the `service` dimension of its metrics. */
+export const defaultServiceName = 'chat';
+
+/** Environment variable of the key that encrypts webhook signing secrets at rest (`functions/shared/config.ts`). */
+export const webhookSecretEncryptionKeyEnv = 'WEBHOOK_SECRET_ENCRYPTION_KEY';
+
+/**
+ * The module that seals and opens webhook signing secrets. A function whose handler imports it,
+ * directly or through other modules, gets {@link webhookSecretEncryptionKeyEnv}.
+ */
+export const webhookSecretsModule = 'domain/webhooks/secrets.ts';
+
 /** How much of the table a function may touch. */
 export type TableAccess = 'read' | 'write' | 'readWrite';
 
@@ -40,6 +55,18 @@ export interface ChatResources {
    * @default - a route asking for `connections:manage` fails the synth
    */
   readonly webSocketStage?: WebSocketStage;
+  /**
+   * The webhook retry state machine (`webhooks:start`).
+   * @default - a route asking for `webhooks:start` fails the synth
+   */
+  readonly webhookStateMachine?: IStateMachine;
+  /**
+   * The secret holding the webhook secret encryption key (64 hex characters). Functions whose
+   * handler bundles `functions/domain/webhooks/secrets.ts` get it as `WEBHOOK_SECRET_ENCRYPTION_KEY`,
+   * whatever their `access` list says: sealing and opening must use the same key everywhere.
+   * @default - no key: webhook secrets are stored in plaintext
+   */
+  readonly webhookSecretEncryptionKey?: ISecret;
 }
 
 /** Properties of a {@link ChatFunction}. */
@@ -63,7 +90,7 @@ export interface ChatFunctionProps {
   readonly timeout?: Duration;
   /**
    * `POWERTOOLS_SERVICE_NAME`: the `service` field of every log line and metric.
-   * @default 'chat'
+   * @default defaultServiceName ('chat')
    */
   readonly serviceName?: string;
   /**
@@ -94,6 +121,8 @@ export interface ChatFunctionProps {
  * because they must exist before the function's constructor runs.
  */
 export class ChatFunction extends NodejsFunction {
+  /** Handler module relative to `functions/`. */
+  public readonly handlerPath: string;
   /** The function's log group (retention and removal policy set explicitly). */
   public readonly logGroupOfFunction: LogGroup;
   /** The execution role: writes to its own log group, plus whatever the `bind*` methods grant. */
@@ -127,7 +156,7 @@ export class ChatFunction extends NodejsFunction {
       depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'chat',
+        POWERTOOLS_SERVICE_NAME: props.serviceName ?? defaultServiceName,
         ...props.environment,
       },
       bundling: {
@@ -143,6 +172,7 @@ export class ChatFunction extends NodejsFunction {
         forceDockerBundling: false,
       },
     });
+    this.handlerPath = props.handlerPath;
     this.logGroupOfFunction = logGroup;
     this.executionRole = role;
 
@@ -197,8 +227,29 @@ export class ChatFunction extends NodejsFunction {
   }
 
   /**
-   * Turns a route's `access` list (`lib/routes.ts`) into grants and environment variables: the one
-   * place where `table:read` means `grantReadData`, and so on. Used for HTTP and WebSocket routes alike.
+   * Sets `WEBHOOK_STATE_MACHINE_ARN` and grants `states:StartExecution` on (only) that state machine.
+   */
+  public bindWebhookStateMachine(stateMachine: IStateMachine): void {
+    this.addEnvironment(resourceEnv.webhookStateMachine, stateMachine.stateMachineArn);
+    stateMachine.grantStartExecution(this);
+  }
+
+  /**
+   * Sets `WEBHOOK_SECRET_ENCRYPTION_KEY` to a CloudFormation dynamic reference to the secret's
+   * current value (`{{resolve:secretsmanager:...}}`): CloudFormation resolves it when it deploys the
+   * function, so the template and the cloud assembly never contain the key, and the function needs
+   * no Secrets Manager permission. The resolved value is a plain environment variable of the
+   * function (readable with `lambda:GetFunctionConfiguration`); see docs/operations.md.
+   */
+  public bindWebhookSecretEncryptionKey(secret: ISecret): void {
+    this.addEnvironment(webhookSecretEncryptionKeyEnv, secret.secretValue.unsafeUnwrap());
+  }
+
+  /**
+   * Turns a wiring-table entry's `access` list (`lib/routes.ts`) into grants and environment
+   * variables: the one place where `table:read` means `grantReadData`, and so on. Used for HTTP and
+   * WebSocket routes, queue consumers and state machine tasks alike. Also hands the webhook secret
+   * encryption key to every function whose handler bundles {@link webhookSecretsModule}.
    */
   public grantAccess(access: readonly Access[], resources: ChatResources): void {
     const tableMode = tableAccessFor(access);
@@ -209,6 +260,15 @@ export class ChatFunction extends NodejsFunction {
         throw new Error(`${this.node.path} needs connections:manage but no WebSocket stage was given`);
       }
       this.bindConnections(resources.webSocketStage);
+    }
+    if (access.includes('webhooks:start')) {
+      if (!resources.webhookStateMachine) {
+        throw new Error(`${this.node.path} needs webhooks:start but no webhook state machine was given`);
+      }
+      this.bindWebhookStateMachine(resources.webhookStateMachine);
+    }
+    if (resources.webhookSecretEncryptionKey && bundlesModule(this.handlerPath, webhookSecretsModule)) {
+      this.bindWebhookSecretEncryptionKey(resources.webhookSecretEncryptionKey);
     }
   }
 }

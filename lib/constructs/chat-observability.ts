@@ -9,6 +9,7 @@ import {
   type IAlarm,
   type IMetric,
   MathExpression,
+  Metric,
   TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
@@ -18,11 +19,19 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { ChatFunction } from './chat-function.ts';
+import { METRICS_NAMESPACE } from '../../functions/shared/metrics.ts';
+import { type ChatFunction, defaultServiceName } from './chat-function.ts';
 import type { ChatQueue } from './chat-queues.ts';
 
 const fiveMinutes = Duration.minutes(5);
+
+/**
+ * The count the webhook code emits (as CloudWatch EMF, namespace `Chat`, dimension `service`) when
+ * a delivery gives up: `WEBHOOK_FAILED_METRIC` in `functions/domain/webhooks/deliveries.ts`.
+ */
+export const webhookDeliveryFailedMetricName = 'webhook_delivery_failed';
 
 /** Properties of {@link ChatObservability}. */
 export interface ChatObservabilityProps {
@@ -30,8 +39,15 @@ export interface ChatObservabilityProps {
   readonly stage: string;
   readonly httpStage: HttpStage;
   readonly webSocketStage: WebSocketStage;
-  /** Every route function, by route id; each gets an error alarm. */
+  /** Every function (routes, queue consumers, state machine tasks), by its wiring-table id; each gets an error alarm. */
   readonly functions: ReadonlyMap<string, ChatFunction>;
+  /** Every state machine, by its wiring-table id; each gets an alarm on failed executions. */
+  readonly stateMachines: ReadonlyMap<string, IStateMachine>;
+  /**
+   * `POWERTOOLS_SERVICE_NAME` of the functions: the `service` dimension of the metrics they emit.
+   * @default defaultServiceName ('chat')
+   */
+  readonly serviceName?: string;
   readonly table: ITableV2;
   /** Every queue with its dead-letter queue; each dead-letter queue gets an alarm. */
   readonly queues: readonly ChatQueue[];
@@ -60,8 +76,12 @@ export class ChatObservability extends Construct {
   public readonly deadLetterAlarms: ReadonlyMap<string, Alarm>;
   /** Fires when the HTTP API's 5xx share of requests is above the threshold. */
   public readonly http5xxAlarm: Alarm;
-  /** Fires on unhandled errors or timeouts of a function, by route id. */
+  /** Fires on unhandled errors or timeouts of a function, by its wiring-table id. */
   public readonly functionErrorAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when a webhook delivery used up its attempts (`webhook_delivery_failed`). */
+  public readonly webhookDeliveryFailedAlarm: Alarm;
+  /** Fires when an execution of a state machine fails, by state machine id. */
+  public readonly stateMachineFailedAlarms: ReadonlyMap<string, Alarm>;
 
   constructor(scope: Construct, id: string, props: ChatObservabilityProps) {
     super(scope, id);
@@ -131,12 +151,12 @@ export class ChatObservability extends Construct {
     );
 
     const functionErrorAlarms = new Map<string, Alarm>();
-    for (const [routeId, fn] of props.functions) {
+    for (const [functionId, fn] of props.functions) {
       functionErrorAlarms.set(
-        routeId,
+        functionId,
         track(
-          new Alarm(this, `${routeId}ErrorsAlarm`, {
-            alarmDescription: `${routeId} threw or timed out (handled errors are 4xx/5xx responses, not Lambda errors).`,
+          new Alarm(this, `${functionId}ErrorsAlarm`, {
+            alarmDescription: `${functionId} threw or timed out (errors a handler answers itself, as 4xx/5xx responses or partial batch failures, are not Lambda errors).`,
             metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
             threshold: 1,
             comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -149,10 +169,48 @@ export class ChatObservability extends Construct {
     }
     this.functionErrorAlarms = functionErrorAlarms;
 
-    this.dashboard = this.buildDashboard(props, http5xxRate, alarms);
+    const webhookDeliveryFailed = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: webhookDeliveryFailedMetricName,
+      dimensionsMap: { service: props.serviceName ?? defaultServiceName },
+      statistic: 'Sum',
+      period: fiveMinutes,
+    });
+    this.webhookDeliveryFailedAlarm = track(
+      new Alarm(this, 'WebhookDeliveryFailedAlarm', {
+        alarmDescription:
+          'A webhook delivery used up its attempts (WEBHOOK_MAX_ATTEMPTS) and is marked failed; it can be replayed ' +
+          'with POST /admin/webhooks/deliveries/{deliveryId}/replay once the receiver is fixed.',
+        metric: webhookDeliveryFailed,
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    const stateMachineFailedAlarms = new Map<string, Alarm>();
+    for (const [machineId, stateMachine] of props.stateMachines) {
+      stateMachineFailedAlarms.set(
+        machineId,
+        track(
+          new Alarm(this, `${machineId}ExecutionsFailedAlarm`, {
+            alarmDescription: `An execution of the ${machineId} state machine failed (a task error the ASL does not retry or catch).`,
+            metric: stateMachine.metricFailed({ period: fiveMinutes, statistic: 'Sum' }),
+            threshold: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+          }),
+        ),
+      );
+    }
+    this.stateMachineFailedAlarms = stateMachineFailedAlarms;
+
+    this.dashboard = this.buildDashboard(props, http5xxRate, webhookDeliveryFailed, alarms);
   }
 
-  private buildDashboard(props: ChatObservabilityProps, http5xxRate: IMetric, alarms: IAlarm[]): Dashboard {
+  private buildDashboard(props: ChatObservabilityProps, http5xxRate: IMetric, webhookDeliveryFailed: Metric, alarms: IAlarm[]): Dashboard {
     const { httpStage, webSocketStage, table } = props;
     const functions = [...props.functions.entries()];
     const wsMetric = (metricName: string, label: string) =>
@@ -166,7 +224,7 @@ export class ChatObservability extends Construct {
     });
     dashboard.addWidgets(
       new TextWidget({
-        markdown: `# chat-${props.stage}\nHTTP and WebSocket APIs, route functions, the table and the queues. Alarms notify the SNS topic "chat-${props.stage} alarms".`,
+        markdown: `# chat-${props.stage}\nHTTP and WebSocket APIs, functions, the table, the queues and webhook deliveries. Alarms notify the SNS topic "chat-${props.stage} alarms".`,
         width: 24,
         height: 2,
       }),
@@ -222,19 +280,39 @@ export class ChatObservability extends Construct {
     dashboard.addWidgets(
       new GraphWidget({
         title: 'Lambda errors',
-        left: functions.map(([routeId, fn]) => fn.metricErrors({ period: fiveMinutes, statistic: 'Sum', label: routeId })),
+        left: functions.map(([functionId, fn]) => fn.metricErrors({ period: fiveMinutes, statistic: 'Sum', label: functionId })),
         ...wide,
       }),
       new GraphWidget({
         title: 'Lambda duration p99',
-        left: functions.map(([routeId, fn]) => fn.metricDuration({ period: fiveMinutes, statistic: 'p99', label: routeId })),
+        left: functions.map(([functionId, fn]) => fn.metricDuration({ period: fiveMinutes, statistic: 'p99', label: functionId })),
+        ...wide,
+      }),
+    );
+    const machines = [...props.stateMachines.entries()];
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Webhook deliveries failed',
+        left: [webhookDeliveryFailed.with({ label: 'webhook deliveries failed' })],
+        ...wide,
+      }),
+      new GraphWidget({
+        title: 'State machine executions',
+        left: machines.flatMap(([machineId, machine]) => [
+          machine.metricStarted({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} started` }),
+          machine.metricSucceeded({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} succeeded` }),
+        ]),
+        right: machines.flatMap(([machineId, machine]) => [
+          machine.metricFailed({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} failed` }),
+          machine.metricTimedOut({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} timed out` }),
+        ]),
         ...wide,
       }),
     );
     dashboard.addWidgets(
       new GraphWidget({
         title: 'Lambda throttles',
-        left: functions.map(([routeId, fn]) => fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum', label: routeId })),
+        left: functions.map(([functionId, fn]) => fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum', label: functionId })),
         ...wide,
       }),
       new GraphWidget({

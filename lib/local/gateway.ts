@@ -1,18 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes';
+import type { HandlerHost } from './handlers';
 
 /** API Gateway's payload limit for HTTP APIs. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 /** API Gateway's frame limit for WebSocket APIs. */
 const MAX_FRAME_BYTES = 128 * 1024;
-
-type LambdaHandler = (event: unknown, context: Context) => Promise<APIGatewayProxyResultV2>;
 
 interface CompiledRoute {
   readonly route: HttpRoute;
@@ -39,24 +36,6 @@ function compile(route: HttpRoute): CompiledRoute {
 }
 
 const compiledRoutes = httpRoutes.map(compile).sort((a, b) => b.specificity - a.specificity);
-
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
 
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
@@ -125,20 +104,14 @@ export interface Gateway {
  * `$default` and `$disconnect` routes, and serves the `@connections` management API the real
  * `ApiGatewayManagementApiClient` talks to. Handlers are imported in-process on first use.
  */
-export async function startGateway(options: { port: number; host?: string; functionsDir: string }): Promise<Gateway> {
+export async function startGateway(options: {
+  port: number;
+  host?: string;
+  handlers: HandlerHost;
+  /** Served at `GET /_local/stats`: what CloudWatch would show on AWS (local only, never deployed). */
+  localStats?: () => unknown;
+}): Promise<Gateway> {
   const host = options.host ?? '127.0.0.1';
-  const handlers = new Map<string, Promise<LambdaHandler>>();
-  const loadHandler = (file: string): Promise<LambdaHandler> => {
-    let loaded = handlers.get(file);
-    if (!loaded) {
-      loaded = import(pathToFileURL(join(options.functionsDir, file)).href).then((module: { handler?: LambdaHandler }) => {
-        if (typeof module.handler !== 'function') throw new Error(`${file} does not export a handler`);
-        return module.handler;
-      });
-      handlers.set(file, loaded);
-    }
-    return loaded;
-  };
 
   const sockets = new Map<string, { socket: WebSocket; connectedAt: number; lastActiveAt: number; sourceIp: string; userAgent: string }>();
   const wsRoute = (routeKey: string) => {
@@ -155,6 +128,7 @@ export async function startGateway(options: { port: number; host?: string; funct
     const url = new URL(request.url ?? '/', baseUrl);
     const method = (request.method ?? 'GET').toUpperCase();
     if (url.pathname.startsWith('/@connections/')) return handleManagementApi(method, url, request, response);
+    if (url.pathname === '/_local/stats' && method === 'GET' && options.localStats) return sendJson(response, 200, options.localStats());
     if (method === 'OPTIONS') {
       response.writeHead(204, CORS_HEADERS);
       response.end();
@@ -223,8 +197,7 @@ export async function startGateway(options: { port: number; host?: string; funct
         timeEpoch: now.getTime(),
       },
     };
-    const handler = await loadHandler(route.handler);
-    const result = await handler(event, lambdaContext(route.id));
+    const result = (await options.handlers.invoke(route.handler, route.id, event)) as APIGatewayProxyResultV2;
     writeLambdaResult(response, result);
   }
 
@@ -298,8 +271,11 @@ export async function startGateway(options: { port: number; host?: string; funct
     extra: Record<string, unknown>,
   ) {
     const route = wsRoute(routeKey);
-    const handler = await loadHandler(route.handler);
-    return handler(webSocketEvent(routeKey, connectionId, extra), lambdaContext(route.id));
+    return (await options.handlers.invoke(
+      route.handler,
+      route.id,
+      webSocketEvent(routeKey, connectionId, extra),
+    )) as APIGatewayProxyResultV2;
   }
 
   const webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });

@@ -4,7 +4,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resourceEnv } from '../table';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type Gateway, startGateway } from './gateway';
+import { HandlerHost } from './handlers';
+import { type QueueConsumers, startQueueConsumers } from './queue-consumers';
 import { LOCAL_REGION, startSqsLocal } from './sqs-local';
+import { type StepFunctionsStats, startLocalStepFunctions } from './step-functions';
 import { ensureTable } from './table';
 
 export const LOCAL_TABLE_NAME = 'chat';
@@ -19,6 +22,11 @@ export interface LocalRuntimeOptions {
   readonly dataDir?: string;
   /** Extra settings for the handlers (`RATE_LIMIT_MESSAGES_PER_MINUTE`, `CHAT_OPERATOR_KEY`, ...). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Run the queue consumers (events → webhooks). Off for suites that read the events queue themselves.
+   * @default true
+   */
+  readonly consumers?: boolean;
 }
 
 export interface LocalRuntime {
@@ -30,20 +38,42 @@ export interface LocalRuntime {
   readonly queueUrls: Readonly<Record<string, string>>;
   /** The settings handed to the handlers, for processes (tests, CLI) that talk to the same stand-ins. */
   readonly env: Readonly<Record<string, string>>;
+  /** Counters a deployed stack would see in CloudWatch: metrics emitted and Step Functions work. */
+  stats(): LocalStats;
   stop(): Promise<void>;
 }
 
+export interface LocalStats {
+  readonly metrics: Readonly<Record<string, number>>;
+  readonly stepFunctions: StepFunctionsStats;
+}
+
 /**
- * Starts the whole service on one machine: DynamoDB Local, the SQS stand-in and the gateway, with
+ * Starts the whole service on one machine: DynamoDB Local, the SQS stand-in, the Step Functions
+ * interpreter, the queue consumers and the gateway, with
  * the handler modules running in this process against them through the real AWS SDK clients.
  * Handlers read their settings from `process.env` when first imported, so this sets them before
  * any handler loads: one runtime per process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
-  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal({ dataDir: options.dataDir }), startSqsLocal()]);
+  const handlers = new HandlerHost(join(repoRoot, 'functions'));
+  const [dynamo, sqs, stepFunctions] = await Promise.all([
+    startDynamoDbLocal({ dataDir: options.dataDir }),
+    startSqsLocal(),
+    startLocalStepFunctions({ repoRoot, handlers }),
+  ]);
   let gateway: Gateway | undefined;
+  let consumers: QueueConsumers | undefined;
+  const metrics: Record<string, number> = {};
+  const stats = (): LocalStats => ({ metrics: { ...metrics }, stepFunctions: stepFunctions.stats() });
+  const stopAll = async () => {
+    await consumers?.stop();
+    await gateway?.stop();
+    await stepFunctions.stop();
+    await Promise.all([dynamo.stop(), sqs.stop()]);
+  };
   try {
-    gateway = await startGateway({ port: options.port ?? 8787, functionsDir: join(repoRoot, 'functions') });
+    gateway = await startGateway({ port: options.port ?? 8787, handlers, localStats: stats });
     const eventsQueueUrl = sqs.queueUrls.Events;
     if (!eventsQueueUrl) throw new Error('The wiring table has no Events queue');
     const env: Record<string, string> = {
@@ -52,9 +82,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
       [resourceEnv.table]: LOCAL_TABLE_NAME,
       [resourceEnv.eventsQueue]: eventsQueueUrl,
       [resourceEnv.connectionsEndpoint]: gateway.baseUrl,
+      [resourceEnv.webhookStateMachine]: stepFunctions.arns.WebhookRetry ?? '',
+      // Webhook receivers on one machine live on loopback.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
       ...options.env,
     };
@@ -62,12 +96,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // Credentials from the user's AWS profile must not leak into local requests.
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
+    // Validate the settings now, so a bad one stops the start instead of the first request.
+    await import('#shared/config');
+    const { addMetricSink } = await import('#shared/metrics');
+    addMetricSink((name, value) => {
+      metrics[name] = (metrics[name] ?? 0) + value;
+    });
 
     const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION });
     await ensureTable(admin, LOCAL_TABLE_NAME);
     admin.destroy();
 
-    const started = gateway;
+    if (options.consumers ?? true) consumers = startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers });
+
     return {
       baseUrl: gateway.baseUrl,
       gateway,
@@ -76,14 +117,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       tableName: LOCAL_TABLE_NAME,
       queueUrls: sqs.queueUrls,
       env,
-      stop: async () => {
-        await started.stop();
-        await Promise.all([dynamo.stop(), sqs.stop()]);
-      },
+      stats,
+      stop: stopAll,
     };
   } catch (error) {
-    await gateway?.stop();
-    await Promise.all([dynamo.stop(), sqs.stop()]);
+    await stopAll();
     throw error;
   }
 }

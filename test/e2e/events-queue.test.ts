@@ -4,6 +4,17 @@ import { collectEvents, eventsOf, type QueuedEvent } from '../support/events';
 import { connect } from '../support/ws';
 
 const isoTimestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+/** Every event carries an id of its own (a random UUID) so consumers stay idempotent when SQS delivers twice. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const eventId = expect.stringMatching(UUID);
+const idOf = (event: QueuedEvent) => (event as QueuedEvent & { readonly id?: unknown }).id;
+
+/** Each event has a UUID id and no two events share one. */
+function expectDistinctIds(events: QueuedEvent[]) {
+  const ids = events.map(idOf);
+  for (const id of ids) expect(id).toEqual(eventId);
+  expect(new Set(ids).size).toBe(events.length);
+}
 
 /** Each test gets its own project, so every event of that project on the shared queue is its own. */
 async function setup(members: string[] = ['bob', 'carol']) {
@@ -33,6 +44,7 @@ describe('message.created', () => {
     expect(posted.status).toBe(201);
     expect(events).toEqual([
       {
+        id: eventId,
         type: 'message.created',
         projectId: project.projectId,
         createdAt: isoTimestamp,
@@ -77,6 +89,7 @@ describe('message.created', () => {
       [byPath.body.id, single.body.id, ...batch.body.results.map((r: any) => r.message.id), ack.message.id].sort(),
     );
     expect(events.map((event) => event.payload.content).sort()).toEqual(['batch 1', 'batch 2', 'by path', 'import', 'over websocket']);
+    expectDistinctIds(events);
   });
 
   it('is published once only: a repeated clientMessageId publishes nothing more', async () => {
@@ -140,8 +153,10 @@ describe('mention', () => {
     expect(byType(events, 'message.created')).toHaveLength(1);
     const mentions = byType(events, 'mention');
     expect(mentions.map((event) => event.payload.mentionedUserId).sort()).toEqual(['bob', 'carol']);
+    expectDistinctIds(events);
     for (const mention of mentions) {
       expect(mention).toMatchObject({
+        id: eventId,
         projectId: project.projectId,
         createdAt: isoTimestamp,
         payload: { roomId, messageId: posted.body.id, userId: aliceId },
@@ -203,11 +218,29 @@ describe('moderation.auto_flag', () => {
 
     // Assess
     expect(events.map((event) => event.type).sort()).toEqual(['message.created', 'moderation.auto_flag']);
+    expectDistinctIds(events);
     expect(byType(events, 'moderation.auto_flag')[0]).toEqual({
+      id: eventId,
       type: 'moderation.auto_flag',
       projectId: project.projectId,
       createdAt: isoTimestamp,
       payload: { roomId, messageId: posted.body.id, userId: aliceId, reason: 'block_list:badword' },
     });
+  });
+});
+
+describe('event id', () => {
+  it('differs between two events of the same kind and content', async () => {
+    // Prepare
+    const { project, alice, roomId } = await setup();
+
+    // Act
+    await api('/messages', { token: alice, body: { roomId, content: 'same' } });
+    await api('/messages', { token: alice, body: { roomId, content: 'same' } });
+    const events = await collectEvents(eventsOf(project.projectId, 'message.created'), { count: 2 });
+
+    // Assess
+    expect(events).toHaveLength(2);
+    expectDistinctIds(events);
   });
 });

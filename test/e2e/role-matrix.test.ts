@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, ROLES, type Role } from '../../lib/routes';
 import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
@@ -43,6 +44,16 @@ const newRoomByKey = async () => {
   return roomId;
 };
 const historyOf = async (roomId: string) => (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as any[];
+const webhooksOf = async () => (await api('/webhooks', { apiKey: project.apiKey })).body.webhooks as any[];
+const newWebhookByKey = async () => {
+  const registered = await api('/webhooks/register', {
+    apiKey: project.apiKey,
+    body: { url: `https://example.com/hooks/${uniqueId('hook')}`, eventTypes: ['message.created'] },
+  });
+  return registered.body.id as string;
+};
+/** A well-formed delivery id that exists nowhere (the shared runtime runs no queue consumers, so it makes no deliveries). */
+const unknownDeliveryId = () => `whd_${randomBytes(16).toString('hex')}`;
 
 describe('routes with a minimum project role', () => {
   interface MinRoleCase {
@@ -110,6 +121,54 @@ describe('routes with a minimum project role', () => {
       minRole: 'moderator',
       success: 200,
       act: (auth) => api('/admin/moderation/flags', auth),
+    },
+    RegisterWebhook: {
+      minRole: 'admin',
+      success: 201,
+      async act(auth) {
+        const url = `https://example.com/hooks/${uniqueId('hook')}`;
+        const response = await api('/webhooks/register', { ...auth, body: { url, eventTypes: ['message.created'] } });
+        return {
+          ...response,
+          check: async (allowed) => expect((await webhooksOf()).some((webhook) => webhook.url === url)).toBe(allowed),
+        };
+      },
+    },
+    ListWebhooks: {
+      minRole: 'admin',
+      success: 200,
+      act: (auth) => api('/webhooks', auth),
+    },
+    DeleteWebhook: {
+      minRole: 'admin',
+      success: 204,
+      async act(auth) {
+        const webhookId = await newWebhookByKey();
+        const response = await api(`/webhooks/${webhookId}`, { ...auth, method: 'DELETE' });
+        return {
+          ...response,
+          check: async (allowed) => expect((await webhooksOf()).some((webhook) => webhook.id === webhookId)).toBe(!allowed),
+        };
+      },
+    },
+    ListWebhookDeliveries: {
+      minRole: 'moderator',
+      success: 200,
+      act: (auth) => api('/admin/webhooks/deliveries', auth),
+    },
+    ReplayWebhookDelivery: {
+      minRole: 'admin',
+      // No delivery exists in this runtime: getting past the role check means 404 delivery_not_found, not 403.
+      success: 404,
+      async act(auth) {
+        const response = await api(`/admin/webhooks/deliveries/${unknownDeliveryId()}/replay`, { ...auth, method: 'POST' });
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(response.body?.error?.code).toBe('delivery_not_found');
+          },
+        };
+      },
     },
   };
 

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../lib/constructs/chat-function.ts';
-import { httpRoutes, webSocketRoutes } from '../../lib/routes.ts';
+import { repoRoot, webhookSecretEncryptionKeyEnv, webhookSecretsModule } from '../../lib/constructs/chat-function.ts';
+import { httpRoutes, queueConsumers, stateMachines, webSocketRoutes } from '../../lib/routes.ts';
 import { resourceEnv } from '../../lib/table.ts';
 
 /**
@@ -38,6 +38,9 @@ const deployTimeValues: Record<string, string> = {
   [resourceEnv.table]: 'Chat-dev-StorageTable',
   [resourceEnv.eventsQueue]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/Chat-dev-EventsQueue',
   [resourceEnv.connectionsEndpoint]: 'https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod',
+  [resourceEnv.webhookStateMachine]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:WorkflowsWebhookRetry',
+  // What the {{resolve:secretsmanager:...}} dynamic reference resolves to: 64 hex characters.
+  [webhookSecretEncryptionKeyEnv]: '0123456789abcdef'.repeat(4),
 };
 
 interface LambdaFunction {
@@ -81,7 +84,9 @@ describe('npx cdk synth', () => {
       .map(([, resource]) => resource.Metadata?.['aws:asset:path'])
       .filter((assetPath): assetPath is string => assetPath !== undefined);
 
-    expect(new Set(assetDirs).size).toBe(httpRoutes.length + webSocketRoutes.length);
+    expect(new Set(assetDirs).size).toBe(
+      httpRoutes.length + webSocketRoutes.length + queueConsumers.length + stateMachines.flatMap((machine) => machine.tasks).length,
+    );
     for (const assetDir of assetDirs) {
       const files = readdirSync(path.join(result.outdir, assetDir)).sort();
       expect(files).toEqual(['index.mjs', 'index.mjs.map']);
@@ -90,6 +95,18 @@ describe('npx cdk synth', () => {
       expect(code).not.toMatch(/from\s*["']#(shared|domain)\//);
       expect(code.startsWith("import { createRequire as __chatCreateRequire } from 'node:module';")).toBe(true);
     }
+  });
+
+  it('hands the webhook secret encryption key to exactly the bundles that contain the secrets module', () => {
+    const mismatches: string[] = [];
+    for (const [logicalId, resource] of lambdaFunctions()) {
+      const assetDir = path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? '');
+      const { sources } = JSON.parse(readFileSync(path.join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+      const bundled = sources.some((source) => source.replaceAll('\\', '/').endsWith(`functions/${webhookSecretsModule}`));
+      const keyed = webhookSecretEncryptionKeyEnv in resource.Properties.Environment.Variables;
+      if (bundled !== keyed) mismatches.push(`${logicalId}: bundles secrets ${bundled}, has the key ${keyed}`);
+    }
+    expect(mismatches).toEqual([]);
   });
 
   it('starts every bundled handler with exactly the environment its function gets', () => {

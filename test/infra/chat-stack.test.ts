@@ -1,11 +1,24 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { functionsDir, repoRoot } from '../../lib/constructs/chat-function.ts';
-import { type Access, httpRoutes, queues, webSocketRoutes } from '../../lib/routes.ts';
+import { assertVisibilityExceedsTimeout } from '../../lib/constructs/chat-consumers.ts';
+import {
+  ChatFunction,
+  defaultServiceName,
+  functionsDir,
+  repoRoot,
+  webhookSecretEncryptionKeyEnv,
+  webhookSecretsModule,
+} from '../../lib/constructs/chat-function.ts';
+import { webhookDeliveryFailedMetricName } from '../../lib/constructs/chat-observability.ts';
+import { bundlesModule } from '../../lib/constructs/handler-modules.ts';
+import { loadDefinition } from '../../lib/local/step-functions.ts';
+import { type Access, httpRoutes, queueConsumers, queues, stateMachines, webSocketRoutes } from '../../lib/routes.ts';
 import { type ChatAppOptions, createChatApp } from '../../lib/stacks/chat-app.ts';
 import { resourceEnv, tableSchema } from '../../lib/table.ts';
 
@@ -16,14 +29,18 @@ import { resourceEnv, tableSchema } from '../../lib/table.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
 
-/** Synthesizes the app as `cdk synth` would (feature flags from cdk.json), without bundling. */
-function synthesize(options: ChatAppOptions = {}): Template {
+/** An app as `cdk synth` builds it (feature flags from cdk.json), without bundling. */
+function newApp(): App {
   const cdkJson = JSON.parse(readFileSync(path.join(repoRoot, 'cdk.json'), 'utf8')) as { context: object };
-  const app = new App({
+  return new App({
     outdir: mkdtempSync(path.join(tmpdir(), 'chat-infra-')),
     context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] },
   });
-  const { stack } = createChatApp(app, options);
+}
+
+/** Synthesizes the app as `cdk synth` would, without bundling. */
+function synthesize(options: ChatAppOptions = {}): Template {
+  const { stack } = createChatApp(newApp(), options);
   return Template.fromStack(stack);
 }
 
@@ -41,6 +58,26 @@ const routeCases = [
     access: route.access,
   })),
 ];
+
+/** Every function the wiring table asks for: routes, queue consumers and state machine tasks. */
+const functionCases = [
+  ...routeCases.map((route) => ({ ...route, kind: 'route' as const, timeoutSeconds: 10 })),
+  ...queueConsumers.map((consumer) => ({
+    id: consumer.id,
+    kind: 'consumer' as const,
+    access: consumer.access,
+    timeoutSeconds: consumer.timeoutSeconds,
+  })),
+  ...stateMachines.flatMap((machine) =>
+    machine.tasks.map((task) => ({ id: task.id, kind: 'task' as const, access: task.access, timeoutSeconds: task.timeoutSeconds })),
+  ),
+];
+const handlerOf = new Map<string, string>(
+  [...httpRoutes, ...webSocketRoutes, ...queueConsumers, ...stateMachines.flatMap((machine) => machine.tasks)].map((entry) => [
+    entry.id,
+    entry.handler,
+  ]),
+);
 
 let template: Template;
 let resources: Record<string, Resource>;
@@ -78,6 +115,54 @@ function functionOfRoute(routeKey: string, protocol: string): string {
   );
   expect(targets, `function of ${routeKey}`).toHaveLength(1);
   return targets[0] as string;
+}
+
+/** Logical id of a state machine of the wiring table, through the stack output `<id>StateMachineArn`. */
+function stateMachineOf(machineId: string): string {
+  const outputs = template.toJSON().Outputs as Record<string, { Value: { Ref?: string } }>;
+  const ref = outputs[`${machineId}StateMachineArn`]?.Value.Ref;
+  expect(resources[ref as string]?.Type, `state machine ${machineId}`).toBe('AWS::StepFunctions::StateMachine');
+  return ref as string;
+}
+
+/** Logical id of the SQS queue (not dead-letter queue) of a wiring-table queue. */
+function queueOf(queueId: string): string {
+  const definition = queues.find((candidate) => candidate.id === queueId);
+  return logicalIdOf('AWS::SQS::Queue', { VisibilityTimeout: definition?.visibilityTimeoutSeconds, RedrivePolicy: Match.anyValue() });
+}
+
+/** The event source mappings of a queue consumer, followed through queue → mapping → function. */
+function mappingOfConsumer(consumerId: string): { mappingId: string; functionId: string } {
+  const consumer = queueConsumers.find((candidate) => candidate.id === consumerId);
+  const queueId = queueOf(consumer?.queue as string);
+  const mappings = Object.entries(
+    template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] } } }),
+  ).filter(([, mapping]) =>
+    JSON.stringify(resources[(mapping.Properties.FunctionName as { Ref: string }).Ref]?.Properties.Description).includes(
+      consumer?.summary as string,
+    ),
+  );
+  expect(mappings, `event source mapping of ${consumerId}`).toHaveLength(1);
+  const [mappingId, mapping] = mappings[0] as [string, { Properties: { FunctionName: { Ref: string } } }];
+  return { mappingId, functionId: mapping.Properties.FunctionName.Ref };
+}
+
+/** The task function a state machine's definition substitutes for `placeholder`. */
+function functionOfTask(machineId: string, placeholder: string): string {
+  const substitutions = resources[stateMachineOf(machineId)]?.Properties.DefinitionSubstitutions as Record<string, unknown>;
+  const targets = getAttTargets(substitutions[placeholder]);
+  expect(targets, `function of ${machineId} ${placeholder}`).toHaveLength(1);
+  expect(resources[targets[0] as string]?.Type).toBe('AWS::Lambda::Function');
+  return targets[0] as string;
+}
+
+/** The Lambda function of any wiring-table entry, found through what invokes it. */
+function functionOf(functionCase: (typeof functionCases)[number]): string {
+  if ('routeKey' in functionCase) return functionOfRoute(functionCase.routeKey, functionCase.protocol);
+  if (functionCase.kind === 'consumer') return mappingOfConsumer(functionCase.id).functionId;
+  const machine = stateMachines.find((candidate) => candidate.tasks.some((task) => task.id === functionCase.id));
+  const task = machine?.tasks.find((candidate) => candidate.id === functionCase.id);
+  return functionOfTask(machine?.id as string, task?.placeholder as string);
 }
 
 /** Actions the function's execution role may perform, with the resources of each statement. */
@@ -220,19 +305,23 @@ describe('APIs', () => {
     template.resourceCountIs('AWS::ApiGatewayV2::Route', routeCases.length);
   });
 
-  it('has exactly one function per route, and no helper functions (log groups are explicit)', () => {
-    const wired = routeCases.map((route) => functionOfRoute(route.routeKey, route.protocol));
+  it('has exactly one function per HTTP route, WebSocket route, queue consumer and state machine task, and no helper functions', () => {
+    const wired = functionCases.map(functionOf);
 
-    expect(new Set(wired).size).toBe(routeCases.length);
+    expect(functionCases).toHaveLength(
+      httpRoutes.length + webSocketRoutes.length + queueConsumers.length + stateMachines.flatMap((m) => m.tasks).length,
+    );
+    expect(new Set(wired).size).toBe(functionCases.length);
     expect(Object.keys(template.findResources('AWS::Lambda::Function')).sort()).toEqual([...wired].sort());
   });
 });
 
-describe.each(routeCases)('route $routeKey ($id)', ({ routeKey, protocol, access }) => {
+describe.each(functionCases)('function $id ($kind)', (functionCase) => {
+  const { access, timeoutSeconds } = functionCase;
   const has = (entry: Access) => access.includes(entry);
 
   it('runs the handler with the function defaults', () => {
-    const functionId = functionOfRoute(routeKey, protocol);
+    const functionId = functionOf(functionCase);
     const properties = resources[functionId]?.Properties as Record<string, unknown>;
     const logGroupId = (properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
 
@@ -241,7 +330,7 @@ describe.each(routeCases)('route $routeKey ($id)', ({ routeKey, protocol, access
       Architectures: ['arm64'],
       Handler: 'index.handler',
       MemorySize: 512,
-      Timeout: 10,
+      Timeout: timeoutSeconds,
       TracingConfig: { Mode: 'Active' },
     });
     expect(environmentOf(functionId)).toMatchObject({
@@ -254,7 +343,7 @@ describe.each(routeCases)('route $routeKey ($id)', ({ routeKey, protocol, access
   });
 
   it('gets exactly the grants and environment its access list names', () => {
-    const functionId = functionOfRoute(routeKey, protocol);
+    const functionId = functionOf(functionCase);
     const { actions } = permissionsOf(functionId);
     const environment = environmentOf(functionId);
 
@@ -263,16 +352,21 @@ describe.each(routeCases)('route $routeKey ($id)', ({ routeKey, protocol, access
       expect(actions.has(write), write).toBe(has('table:write'));
     }
     expect(actions.has('sqs:SendMessage')).toBe(has('events:send'));
-    expect(
-      [...actions].filter(
-        (action) =>
-          action.startsWith('sqs:') && action !== 'sqs:GetQueueAttributes' && action !== 'sqs:GetQueueUrl' && action !== 'sqs:SendMessage',
-      ),
-    ).toEqual([]);
+    // A queue consumer's event source may also receive, delete and hide messages of its own queue.
+    const sqsAllowed = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].concat(
+      functionCase.kind === 'consumer' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'] : [],
+    );
+    expect([...actions].filter((action) => action.startsWith('sqs:') && !sqsAllowed.includes(action))).toEqual([]);
     expect(actions.has('execute-api:ManageConnections')).toBe(has('connections:manage'));
+    expect([...actions].filter((action) => action.startsWith('states:'))).toEqual(has('webhooks:start') ? ['states:StartExecution'] : []);
+    expect([...actions].filter((action) => action.startsWith('secretsmanager:') || action.startsWith('lambda:'))).toEqual([]);
     expect(resourceEnv.table in environment).toBe(has('table:read') || has('table:write'));
     expect(resourceEnv.eventsQueue in environment).toBe(has('events:send'));
     expect(resourceEnv.connectionsEndpoint in environment).toBe(has('connections:manage'));
+    expect(resourceEnv.webhookStateMachine in environment).toBe(has('webhooks:start'));
+    expect(webhookSecretEncryptionKeyEnv in environment).toBe(
+      bundlesModule(handlerOf.get(functionCase.id) as string, webhookSecretsModule),
+    );
     expect('CHAT_OPERATOR_KEY' in environment).toBe(false);
   });
 });
@@ -311,31 +405,234 @@ describe('least privilege', () => {
     expect(roles.filter((role) => role.Properties.ManagedPolicyArns !== undefined)).toEqual([]);
   });
 
-  it('grants no wildcard resource except X-Ray (which has no resource-level permissions)', () => {
-    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
-      (policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>,
+  it('grants no wildcard resource except X-Ray and state machine log delivery (neither has resource-level permissions)', () => {
+    const stateMachineRoles = new Set(
+      stateMachines.map((machine) => getAttTargets(resources[stateMachineOf(machine.id)]?.Properties.RoleArn)[0] as string),
     );
-    const starred = statements.filter((statement) => [statement.Resource].flat().includes('*'));
+    const starredActions = (forStateMachines: boolean) =>
+      new Set(
+        Object.values(template.findResources('AWS::IAM::Policy'))
+          .filter(
+            (policy) =>
+              [...stateMachineRoles].some((roleId) => JSON.stringify(policy.Properties.Roles).includes(`"Ref":"${roleId}"`)) ===
+              forStateMachines,
+          )
+          .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
+          .filter((statement) => [statement.Resource].flat().includes('*'))
+          .flatMap((statement) => [statement.Action].flat()),
+      );
 
-    expect(new Set(starred.flatMap((statement) => [statement.Action].flat()))).toEqual(
-      new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']),
+    expect(starredActions(false)).toEqual(new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']));
+    expect(starredActions(true)).toEqual(
+      new Set([
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+        'logs:CreateLogDelivery',
+        'logs:GetLogDelivery',
+        'logs:UpdateLogDelivery',
+        'logs:DeleteLogDelivery',
+        'logs:ListLogDeliveries',
+        'logs:PutResourcePolicy',
+        'logs:DescribeResourcePolicies',
+        'logs:DescribeLogGroups',
+      ]),
     );
+  });
+
+  it('lets only the webhooks:start functions (the events dispatcher and the replay route) start the retry state machine', () => {
+    const machineId = stateMachineOf('WebhookRetry');
+    const starters = Object.keys(template.findResources('AWS::Lambda::Function')).filter((functionId) =>
+      permissionsOf(functionId).actions.has('states:StartExecution'),
+    );
+    const expected = functionCases.filter((functionCase) => functionCase.access.includes('webhooks:start')).map(functionOf);
+
+    expect(expected).toEqual(
+      expect.arrayContaining([
+        mappingOfConsumer('EventsDispatcher').functionId,
+        functionOfRoute('POST /admin/webhooks/deliveries/{deliveryId}/replay', 'HTTP'),
+      ]),
+    );
+    expect(starters.sort()).toEqual([...expected].sort());
+    for (const functionId of starters) {
+      const start = permissionsOf(functionId).statements.filter((statement) =>
+        statement.actions.some((action) => action.startsWith('states:')),
+      );
+      expect(start).toEqual([{ actions: ['states:StartExecution'], resource: { Ref: machineId } }]);
+      expect(environmentOf(functionId)[resourceEnv.webhookStateMachine]).toEqual({ Ref: machineId });
+    }
+    // No other role either: the state machine's own role only invokes its tasks.
+    const otherStarters = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>)
+      .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('states:')));
+    expect(otherStarters).toHaveLength(starters.length);
   });
 });
 
 describe('logs', () => {
-  it('keeps every log group (functions and access logs) for one month', () => {
+  it('keeps every log group (functions, HTTP access logs, state machine executions) for one month', () => {
     const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));
 
-    expect(groups.length).toBe(routeCases.length + 1);
+    expect(groups.length).toBe(functionCases.length + 1 + stateMachines.length);
     expect(groups.map((group) => group.Properties.RetentionInDays)).toEqual(groups.map(() => 30));
   });
 });
 
+describe.each(stateMachines)('state machine $id', (machine) => {
+  const fileText = () => readFileSync(path.join(repoRoot, machine.definitionFile), 'utf8');
+
+  it('is a Standard state machine that logs every event without execution data, and is traced', () => {
+    const properties = resources[stateMachineOf(machine.id)]?.Properties as Record<string, unknown>;
+    const logGroupId = getAttTargets(properties.LoggingConfiguration)[0] as string;
+
+    expect(properties).toMatchObject({
+      StateMachineType: 'STANDARD',
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      TracingConfiguration: { Enabled: true },
+    });
+    expect(resources[logGroupId]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { LogGroupName: `/aws/vendedlogs/states/chat-dev-${machine.id}`, RetentionInDays: 30 },
+    });
+  });
+
+  it('deploys the ASL file verbatim, each task placeholder substituted by its task function ARN', () => {
+    const properties = resources[stateMachineOf(machine.id)]?.Properties as Record<string, unknown>;
+
+    expect(properties.DefinitionString).toBe(fileText());
+    expect(JSON.parse(properties.DefinitionString as string)).toEqual(JSON.parse(fileText()));
+    expect(properties.DefinitionSubstitutions).toEqual(
+      Object.fromEntries(
+        machine.tasks.map((task) => [task.placeholder, { 'Fn::GetAtt': [functionOfTask(machine.id, task.placeholder), 'Arn'] }]),
+      ),
+    );
+    expect(properties.DefinitionS3Location).toBeUndefined();
+  });
+
+  it('is the definition the local interpreter runs (lib/local/step-functions.ts loadDefinition)', () => {
+    const properties = resources[stateMachineOf(machine.id)]?.Properties as Record<string, unknown>;
+    const standInArn = (taskId: string) => `arn:aws:lambda:eu-west-1:123456789012:function:${taskId}`;
+    const taskIdOfFunction = new Map(machine.tasks.map((task) => [functionOfTask(machine.id, task.placeholder), task.id]));
+
+    // What CloudFormation deploys: DefinitionString with every ${key} of DefinitionSubstitutions replaced.
+    let deployed = properties.DefinitionString as string;
+    for (const [key, value] of Object.entries(properties.DefinitionSubstitutions as Record<string, unknown>)) {
+      deployed = deployed.replaceAll(`\${${key}}`, standInArn(taskIdOfFunction.get(getAttTargets(value)[0] as string) as string));
+    }
+
+    expect(deployed).not.toContain('${');
+    expect(JSON.parse(deployed)).toEqual(loadDefinition(repoRoot, machine, standInArn));
+  });
+
+  it('may invoke exactly its task functions, and nothing else', () => {
+    const roleId = getAttTargets(resources[stateMachineOf(machine.id)]?.Properties.RoleArn)[0];
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"Ref":"${roleId}"`))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
+      .filter((statement) => [statement.Resource].flat().some((resource) => resource !== '*'));
+
+    expect(statements).toHaveLength(1);
+    expect(statements[0]?.Action).toBe('lambda:InvokeFunction');
+    expect(new Set(getAttTargets(statements[0]?.Resource))).toEqual(
+      new Set(machine.tasks.map((task) => functionOfTask(machine.id, task.placeholder))),
+    );
+  });
+});
+
+describe.each(queueConsumers)('queue consumer $id', (consumer) => {
+  it('reads its queue in batches of batchSize, with partial batch responses and no batching window', () => {
+    const { mappingId, functionId } = mappingOfConsumer(consumer.id);
+    const mapping = resources[mappingId]?.Properties as Record<string, unknown>;
+
+    expect(mapping).toMatchObject({ BatchSize: consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(mapping.MaximumBatchingWindowInSeconds).toBeUndefined();
+    expect(mapping.Enabled ?? true).toBe(true);
+    expect(resources[functionId]?.Properties.Timeout).toBe(consumer.timeoutSeconds);
+  });
+
+  it('has a queue whose visibility timeout exceeds the function timeout, and a dead-letter queue', () => {
+    const { functionId } = mappingOfConsumer(consumer.id);
+    const queue = resources[queueOf(consumer.queue)]?.Properties as {
+      VisibilityTimeout: number;
+      RedrivePolicy: { deadLetterTargetArn: unknown };
+    };
+    const timeout = resources[functionId]?.Properties.Timeout as number;
+
+    expect(queue.VisibilityTimeout).toBeGreaterThan(timeout);
+    expect(resources[getAttTargets(queue.RedrivePolicy.deadLetterTargetArn)[0] as string]?.Type).toBe('AWS::SQS::Queue');
+  });
+
+  it('fails the synth when the visibility timeout does not exceed the consumer timeout', () => {
+    expect(() => assertVisibilityExceedsTimeout(consumer, consumer.timeoutSeconds)).toThrow(/must exceed/);
+    expect(() => assertVisibilityExceedsTimeout(consumer, consumer.timeoutSeconds + 1)).not.toThrow();
+  });
+});
+
+describe('webhook secret encryption key', () => {
+  it('is generated by Secrets Manager as exactly 64 hex characters and retained like the table', () => {
+    const secretId = logicalIdOf('AWS::SecretsManager::Secret', {});
+    const secret = resources[secretId] as Resource;
+    const generate = secret.Properties.GenerateSecretString as {
+      PasswordLength: number;
+      ExcludeCharacters: string;
+      ExcludePunctuation: boolean;
+      ExcludeUppercase: boolean;
+      ExcludeLowercase?: boolean;
+      ExcludeNumbers?: boolean;
+      IncludeSpace: boolean;
+      SecretStringTemplate?: string;
+    };
+    // Secrets Manager's alphabet: letters, digits and this punctuation (GetRandomPassword).
+    const punctuation = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
+    const alphabet = [
+      ...(generate.ExcludeUppercase ? [] : 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'),
+      ...(generate.ExcludeLowercase ? [] : 'abcdefghijklmnopqrstuvwxyz'),
+      ...(generate.ExcludeNumbers ? [] : '0123456789'),
+      ...(generate.ExcludePunctuation ? [] : punctuation),
+      ...(generate.IncludeSpace ? [' '] : []),
+    ].filter((character) => !generate.ExcludeCharacters.includes(character));
+
+    expect(alphabet.sort().join('')).toBe('0123456789abcdef');
+    expect(generate.PasswordLength).toBe(64);
+    expect(generate.SecretStringTemplate).toBeUndefined();
+    expect(secret).toMatchObject({ DeletionPolicy: 'Retain' });
+  });
+
+  it('reaches exactly the functions whose handler bundles the secrets module, as a dynamic reference', () => {
+    const secretId = logicalIdOf('AWS::SecretsManager::Secret', {});
+    const keyed = functionCases.filter((functionCase) => webhookSecretEncryptionKeyEnv in environmentOf(functionOf(functionCase)));
+
+    expect(keyed.map((functionCase) => functionCase.id)).toEqual(
+      expect.arrayContaining(['RegisterWebhook', 'VerifyWebhook', 'EventsDispatcher', 'WebhookAttempt']),
+    );
+    expect(keyed.map((functionCase) => functionCase.id)).not.toContain('CreateMessage');
+    for (const functionCase of keyed) {
+      expect(environmentOf(functionOf(functionCase))[webhookSecretEncryptionKeyEnv]).toEqual({
+        'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']],
+      });
+    }
+  });
+});
+
+describe('ChatFunction.grantAccess', () => {
+  it('fails the synth for webhooks:start without a webhook state machine, as for connections:manage without a stage', () => {
+    const stack = new Stack(newApp(), 'Bare');
+    const table = new TableV2(stack, 'Table', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+    const eventsQueue = new Queue(stack, 'Queue');
+    const fn = new ChatFunction(stack, 'Starter', { handlerPath: 'http/webhooks/replay-delivery.ts' });
+
+    expect(() => fn.grantAccess(['webhooks:start'], { table, eventsQueue })).toThrow(/needs webhooks:start but no webhook state machine/);
+    expect(() => fn.grantAccess(['connections:manage'], { table, eventsQueue })).toThrow(/needs connections:manage/);
+  });
+});
+
 describe('observability', () => {
-  it('alarms on any message in a dead-letter queue', () => {
+  it('alarms on any message in a dead-letter queue, the events dead-letter queue included', () => {
     const deadLetterIds = Object.keys(template.findResources('AWS::SQS::Queue', { Properties: { MessageRetentionPeriod: 1_209_600 } }));
+    const eventsRedrive = resources[queueOf('Events')]?.Properties.RedrivePolicy as { deadLetterTargetArn: unknown };
     expect(deadLetterIds).toHaveLength(queues.length);
+    expect(deadLetterIds).toContain(getAttTargets(eventsRedrive.deadLetterTargetArn)[0]);
     for (const deadLetterId of deadLetterIds) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'AWS/SQS',
@@ -363,6 +660,40 @@ describe('observability', () => {
       (alarm) => (alarm.Properties.Dimensions as Array<{ Value: { Ref: string } }>)[0]?.Value.Ref,
     );
     expect(alarmedFunctions.sort()).toEqual(Object.keys(template.findResources('AWS::Lambda::Function')).sort());
+  });
+
+  it('alarms on any webhook_delivery_failed in five minutes (namespace Chat, dimension service)', () => {
+    const source = readFileSync(path.join(functionsDir, 'domain/webhooks/deliveries.ts'), 'utf8');
+    expect(source).toContain(`WEBHOOK_FAILED_METRIC = '${webhookDeliveryFailedMetricName}'`);
+
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Chat',
+      MetricName: 'webhook_delivery_failed',
+      Dimensions: [{ Name: 'service', Value: defaultServiceName }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+    const services = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (fn) => (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_SERVICE_NAME,
+    );
+    expect(new Set(services)).toEqual(new Set([defaultServiceName]));
+  });
+
+  it.each(stateMachines)('alarms on failed executions of the $id state machine', (machine) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/States',
+      MetricName: 'ExecutionsFailed',
+      Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: stateMachineOf(machine.id) } }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
   });
 
   it('sends alarms to a KMS-encrypted SNS topic that requires TLS', () => {
@@ -393,6 +724,9 @@ describe('observability', () => {
       'WriteThrottleEvents',
       'ApproximateNumberOfMessagesVisible',
       'ConnectCount',
+      'webhook_delivery_failed',
+      'ExecutionsStarted',
+      'ExecutionsFailed',
     ]) {
       expect(body, metric).toContain(`\\"${metric}\\"`);
     }
@@ -408,7 +742,7 @@ describe('configuration', () => {
 
     // Assess
     const functions = Object.values(configured.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(routeCases.length);
+    expect(functions).toHaveLength(functionCases.length);
     for (const fn of functions) {
       expect(fn.Properties.Environment.Variables).toMatchObject({
         CHAT_OPERATOR_KEY: 'an-operator-key-of-32-characters',

@@ -13,7 +13,8 @@ export const db = DynamoDBDocumentClient.from(dynamo, {
   marshallOptions: { removeUndefinedValues: true },
 });
 
-export const tableName = config.TABLE_NAME;
+/** Empty on functions without table access (they never send a table request). */
+export const tableName = config.TABLE_NAME ?? '';
 
 /** True when a conditional write failed because its condition did not hold. */
 export function isConditionFailure(error: unknown): boolean {

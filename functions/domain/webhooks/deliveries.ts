@@ -1,0 +1,278 @@
+import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import {
+  type DeliveryItem,
+  type DeliveryStatus,
+  deliveriesIndexKey,
+  deliveryItem,
+  deliveryKey,
+  toDelivery,
+  type WebhookItem,
+} from '#shared/db/webhook';
+import { ConflictError, NotFoundError } from '#shared/errors';
+import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
+import type { DomainEvent } from '#shared/queue';
+import { startWebhookRetry } from '#shared/workflows';
+import { getWebhook, subscribersOf } from './registrations';
+import { openSecret } from './secrets';
+import { signBody } from './signing';
+import { guardedLookup } from './targets';
+
+/** Waits before attempts 2, 3, 4 and 5: 60 s, 5 min, 30 min, 60 min; later attempts wait 60 min too. */
+export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
+
+export const WEBHOOK_FAILED_METRIC = 'webhook_delivery_failed';
+
+/** Scaled by `WEBHOOK_RETRY_TIME_SCALE` so tests and local runs keep the schedule's proportions. */
+export function delayAfterAttemptMs(attempt: number): number {
+  const seconds = RETRY_DELAYS_SECONDS[Math.min(attempt, RETRY_DELAYS_SECONDS.length) - 1] ?? 3600;
+  return Math.round(seconds * 1000 * config.WEBHOOK_RETRY_TIME_SCALE);
+}
+
+/** The state machine's input and each attempt task's output. */
+export interface AttemptState {
+  readonly projectId: string;
+  readonly deliveryId: string;
+  readonly status: DeliveryStatus;
+  /** When the next attempt is due; the state machine's Wait state waits until then. */
+  readonly nextAttemptAt: string | null;
+}
+
+/** Stable per event and registration, so an event the queue delivers twice makes one delivery. */
+const deliveryIdFor = (eventId: string, webhookId: string) =>
+  `whd_${createHash('sha256').update(`${eventId}|${webhookId}`).digest('hex').slice(0, 32)}`;
+
+async function readDelivery(projectId: string, deliveryId: string): Promise<DeliveryItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: deliveryKey(projectId, deliveryId), ConsistentRead: true }));
+  return Item ? deliveryItem.parse(Item) : undefined;
+}
+
+/**
+ * Fans an event out to its subscribers: one delivery record each, the first attempt at once, and
+ * for each that fails with attempts left, a state machine execution for the rest of the schedule.
+ * A first attempt that succeeds costs no state transition at all.
+ */
+export async function dispatchEvent(event: DomainEvent, eventId: string): Promise<{ deliveries: number; retrying: number }> {
+  const subscribers = await subscribersOf(event.projectId, event.type);
+  const outcomes = await Promise.all(
+    subscribers.map(async (webhook) => {
+      const delivery =
+        (await createDelivery(event, eventId, webhook)) ?? (await readDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
+      // A queue redelivery finds the record: finished ones are left alone, a pending one resumes
+      // where the earlier try stopped (before its first attempt, or before its execution started).
+      if (!delivery || delivery.status !== 'pending') return undefined;
+      const outcome =
+        delivery.attempt_count === 0
+          ? await attemptDelivery(event.projectId, delivery.deliveryId, webhook)
+          : {
+              projectId: event.projectId,
+              deliveryId: delivery.deliveryId,
+              status: delivery.status,
+              nextAttemptAt: delivery.next_attempt_at,
+            };
+      if (outcome.status === 'pending') await startRetries(outcome, `${delivery.deliveryId}-${Math.max(delivery.attempt_count, 1)}`);
+      return outcome;
+    }),
+  );
+  return { deliveries: outcomes.filter(Boolean).length, retrying: outcomes.filter((outcome) => outcome?.status === 'pending').length };
+}
+
+/**
+ * Starts the retry schedule under a name derived from the delivery, so starting it twice (a queue
+ * redelivery after the first start) is harmless: Step Functions refuses a second execution.
+ */
+async function startRetries(state: AttemptState, executionName: string): Promise<void> {
+  try {
+    await startWebhookRetry({ ...state }, executionName);
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ExecutionAlreadyExists') throw error;
+  }
+}
+
+/** `undefined` when this event already has a delivery for this registration (a queue redelivery). */
+async function createDelivery(event: DomainEvent, eventId: string, webhook: WebhookItem): Promise<DeliveryItem | undefined> {
+  const deliveryId = deliveryIdFor(eventId, webhook.webhookId);
+  const now = new Date().toISOString();
+  const item: DeliveryItem = {
+    ...deliveryKey(event.projectId, deliveryId),
+    gsi1pk: deliveriesIndexKey(event.projectId),
+    gsi1sk: `${now}#${deliveryId}`,
+    projectId: event.projectId,
+    deliveryId,
+    webhookId: webhook.webhookId,
+    eventType: event.type,
+    body: JSON.stringify({ type: event.type, projectId: event.projectId, payload: event.payload, createdAt: event.createdAt }),
+    status: 'pending',
+    attempt_count: 0,
+    next_attempt_at: now,
+    last_http_status: null,
+    last_error: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    return item;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+interface PostOutcome {
+  readonly httpStatus: number | null;
+  readonly error: string | null;
+}
+
+/**
+ * One signed POST. Any 2xx is success; redirects are not followed (a 3xx is a failure); the
+ * per-attempt timeout covers connecting and the answer; private addresses are refused at
+ * connect time unless allowed.
+ */
+function postSigned(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome> {
+  return new Promise((resolve) => {
+    const target = new URL(url);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    let settled = false;
+    const finish = (outcome: PostOutcome) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+    const request = send(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        lookup: guardedLookup as never,
+        timeout: config.WEBHOOK_TIMEOUT_MS,
+      },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        response.resume();
+        response.on('end', () =>
+          finish({
+            httpStatus: status,
+            error:
+              status >= 200 && status < 300
+                ? null
+                : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+          }),
+        );
+        response.on('error', (error) => finish({ httpStatus: status, error: error.message }));
+      },
+    );
+    request.setTimeout(config.WEBHOOK_TIMEOUT_MS, () => {
+      request.destroy();
+      finish({ httpStatus: null, error: `timed out after ${config.WEBHOOK_TIMEOUT_MS} ms` });
+    });
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish({ httpStatus: null, error: error.code ? `${error.code}: ${error.message}` : error.message }),
+    );
+    request.end(body);
+  });
+}
+
+/**
+ * Makes the next attempt of a pending delivery and records it: `delivered` on 2xx, else `pending`
+ * with `next_attempt_at` on the schedule, or `failed` (and the `webhook_delivery_failed` metric)
+ * once `WEBHOOK_MAX_ATTEMPTS` is reached. A delivery that is not pending is left as it is.
+ */
+export async function attemptDelivery(projectId: string, deliveryId: string, knownWebhook?: WebhookItem): Promise<AttemptState> {
+  const delivery = await readDelivery(projectId, deliveryId);
+  if (!delivery) throw new NotFoundError('delivery_not_found', `Delivery ${deliveryId} not found`);
+  if (delivery.status !== 'pending') return { projectId, deliveryId, status: delivery.status, nextAttemptAt: null };
+
+  const webhook = knownWebhook ?? (await getWebhook(projectId, delivery.webhookId));
+  const outcome: PostOutcome = webhook
+    ? await postSigned(webhook.url, delivery.body, {
+        'content-type': 'application/json',
+        'user-agent': 'serverless-chat-webhooks/1',
+        'x-service-signature': signBody(openSecret(webhook), delivery.body),
+        'x-service-event': delivery.eventType,
+        'x-service-project-id': projectId,
+        'x-service-delivery-id': deliveryId,
+      })
+    : { httpStatus: null, error: 'the webhook registration was deleted' };
+
+  const attempt = delivery.attempt_count + 1;
+  const delivered = outcome.error === null;
+  const status: DeliveryStatus = delivered ? 'delivered' : attempt >= config.WEBHOOK_MAX_ATTEMPTS || !webhook ? 'failed' : 'pending';
+  const nextAttemptAt = status === 'pending' ? new Date(Date.now() + delayAfterAttemptMs(attempt)).toISOString() : null;
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: deliveryKey(projectId, deliveryId),
+        UpdateExpression:
+          'SET #status = :status, attempt_count = :attempt, next_attempt_at = :next, last_http_status = :http, last_error = :error, updatedAt = :now',
+        // Two attempts racing on one delivery (a replay during a retry) cannot both count.
+        ConditionExpression: 'attempt_count = :previous AND #status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ':attempt': attempt,
+          ':next': nextAttemptAt,
+          ':http': outcome.httpStatus,
+          ':error': outcome.error,
+          ':now': new Date().toISOString(),
+          ':previous': delivery.attempt_count,
+          ':pending': 'pending',
+        },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    logger.warn('delivery changed during an attempt; leaving it to the other attempt', { deliveryId });
+    return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
+  }
+  if (status === 'failed') {
+    countMetric(WEBHOOK_FAILED_METRIC);
+    logger.warn('webhook delivery failed', { deliveryId, attempts: attempt, lastError: outcome.error });
+  }
+  return { projectId, deliveryId, status, nextAttemptAt };
+}
+
+export async function listDeliveries(projectId: string, limit: number) {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': deliveriesIndexKey(projectId) },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return Items.map((raw) => toDelivery(deliveryItem.parse(raw)));
+}
+
+/** A failed delivery goes back to `pending` with its attempts reset, and a new execution runs the schedule. */
+export async function replayDelivery(projectId: string, deliveryId: string) {
+  const now = new Date().toISOString();
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: deliveryKey(projectId, deliveryId),
+        UpdateExpression: 'SET #status = :pending, attempt_count = :zero, next_attempt_at = :now, updatedAt = :now',
+        ConditionExpression: '#status = :failed',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':zero': 0, ':now': now, ':failed': 'failed' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    await startRetries({ projectId, deliveryId, status: 'pending', nextAttemptAt: now }, `${deliveryId}-replay-${Date.parse(now)}`);
+    return toDelivery(deliveryItem.parse(Attributes));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const existing = await readDelivery(projectId, deliveryId);
+    if (!existing) throw new NotFoundError('delivery_not_found', 'Delivery not found');
+    throw new ConflictError('delivery_not_failed', `Only failed deliveries can be replayed; this one is ${existing.status}`);
+  }
+}

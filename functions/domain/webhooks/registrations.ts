@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { toWebhook, type WebhookItem, webhookItem, webhookKey, webhooksPk } from '#shared/db/webhook';
+import { BadRequestError, NotFoundError } from '#shared/errors';
+import { isWebhookEventType } from './catalogue';
+import { openSecret, sealSecret } from './secrets';
+import { assertAllowedTargetUrl } from './targets';
+
+export const MAX_WEBHOOKS_PER_PROJECT = 50;
+
+/** Webhook ids carry their project (`wh_<projectId>_<random>`) so public verification can find them. */
+export const WEBHOOK_ID_PATTERN = /^wh_([a-z0-9][a-z0-9-]{1,62})_([0-9a-f]{24})$/;
+
+const subscribersCache = new TtlCache<WebhookItem[]>(config.CACHE_TTL_MS);
+
+export async function registerWebhook(
+  projectId: string,
+  input: { url: string; eventTypes: readonly string[]; secret?: string },
+  createdBy: string,
+) {
+  const unknown = input.eventTypes.filter((type) => !isWebhookEventType(type));
+  if (unknown.length > 0) {
+    throw new BadRequestError(
+      `Unknown event types: ${unknown.join(', ')}`,
+      [{ field: 'body.eventTypes', message: `unknown: ${unknown.join(', ')}` }],
+      'unknown_event_type',
+    );
+  }
+  const url = assertAllowedTargetUrl(input.url);
+  const existing = await listWebhookItems(projectId);
+  if (existing.length >= MAX_WEBHOOKS_PER_PROJECT)
+    throw new BadRequestError(`At most ${MAX_WEBHOOKS_PER_PROJECT} webhooks per project`, undefined, 'too_many_webhooks');
+
+  const secret = input.secret ?? randomBytes(32).toString('hex');
+  const webhookId = `wh_${projectId}_${randomBytes(12).toString('hex')}`;
+  const item: WebhookItem = {
+    ...webhookKey(projectId, webhookId),
+    projectId,
+    webhookId,
+    url: url.toString(),
+    eventTypes: [...new Set(input.eventTypes)],
+    ...sealSecret(secret),
+    createdAt: new Date().toISOString(),
+    createdBy,
+  };
+  await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  subscribersCache.delete(projectId);
+  // The secret is returned this once and never again.
+  return { ...toWebhook(item), secret };
+}
+
+async function listWebhookItems(projectId: string): Promise<WebhookItem[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': webhooksPk(projectId) },
+    }),
+  );
+  return Items.map((raw) => webhookItem.parse(raw));
+}
+
+export async function listWebhooks(projectId: string) {
+  return (await listWebhookItems(projectId)).map(toWebhook);
+}
+
+export async function deleteWebhook(projectId: string, webhookId: string): Promise<void> {
+  try {
+    await db.send(
+      new DeleteCommand({ TableName: tableName, Key: webhookKey(projectId, webhookId), ConditionExpression: 'attribute_exists(pk)' }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new NotFoundError('webhook_not_found', 'Webhook not found');
+    throw error;
+  }
+  subscribersCache.delete(projectId);
+}
+
+/** Registrations subscribed to an event type: one Query per project, cached for `CACHE_TTL_MS`. */
+export async function subscribersOf(projectId: string, eventType: string): Promise<WebhookItem[]> {
+  let all = subscribersCache.get(projectId);
+  if (!all) {
+    all = await listWebhookItems(projectId);
+    subscribersCache.set(projectId, all);
+  }
+  return all.filter((webhook) => webhook.eventTypes.includes(eventType));
+}
+
+export async function getWebhook(projectId: string, webhookId: string): Promise<WebhookItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: webhookKey(projectId, webhookId) }));
+  return Item ? webhookItem.parse(Item) : undefined;
+}
+
+/** The signing secret of a registered webhook, found from its id alone (public verification). */
+export async function secretOfWebhook(webhookId: string): Promise<string> {
+  const projectId = WEBHOOK_ID_PATTERN.exec(webhookId)?.[1];
+  const webhook = projectId ? await getWebhook(projectId, webhookId) : undefined;
+  if (!webhook) throw new NotFoundError('webhook_not_found', 'Webhook not found');
+  return openSecret(webhook);
+}

@@ -1,0 +1,10 @@
+import { deleteWebhook, WEBHOOK_ID_PATTERN } from '#domain/webhooks/registrations';
+import { httpHandler, noContent } from '#shared/http';
+import * as z from '#shared/schema';
+
+const params = z.object({ webhookId: z.string().check(z.regex(WEBHOOK_ID_PATTERN, 'must be a webhook id')) });
+
+export const handler = httpHandler('DeleteWebhook', { params }, async ({ params, caller }) => {
+  await deleteWebhook(caller.projectId, params.webhookId);
+  return noContent();
+});

@@ -1,0 +1,4 @@
+import { listWebhooks } from '#domain/webhooks/registrations';
+import { httpHandler, ok } from '#shared/http';
+
+export const handler = httpHandler('ListWebhooks', {}, async ({ caller }) => ok({ webhooks: await listWebhooks(caller.projectId) }));

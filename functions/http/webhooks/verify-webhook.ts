@@ -1,0 +1,18 @@
+import { secretOfWebhook, WEBHOOK_ID_PATTERN } from '#domain/webhooks/registrations';
+import { verifySignature } from '#domain/webhooks/signing';
+import { httpHandler, ok } from '#shared/http';
+import * as z from '#shared/schema';
+import { limitVerification, signatureFrom } from './signature';
+
+const body = z.strictObject({
+  webhookId: z.string().check(z.regex(WEBHOOK_ID_PATTERN, 'must be a webhook id')),
+  body: z.string().check(z.maxLength(256 * 1024)),
+  signature: z.optional(z.string().check(z.maxLength(200))),
+});
+
+/** Checks a payload against a registered webhook's secret, without revealing the secret. */
+export const handler = httpHandler('VerifyWebhook', { body }, async ({ body, headers, sourceIp }) => {
+  await limitVerification(sourceIp);
+  const signature = signatureFrom(body.signature, headers);
+  return ok({ valid: verifySignature(await secretOfWebhook(body.webhookId), body.body, signature) });
+});

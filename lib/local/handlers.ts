@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
+
+export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
+
+/** A Lambda context good enough for our handlers: ids, names and a 30 s deadline. */
+export function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/**
+ * Loads handler modules (paths relative to `functions/`, as in the wiring table) in this process,
+ * once each, and invokes them the way Lambda would: the gateway, the queue consumers and the state
+ * machine interpreter all go through here.
+ */
+export class HandlerHost {
+  private readonly loaded = new Map<string, Promise<LambdaHandler>>();
+
+  constructor(private readonly functionsDir: string) {}
+
+  load(file: string): Promise<LambdaHandler> {
+    let handler = this.loaded.get(file);
+    if (!handler) {
+      handler = import(pathToFileURL(join(this.functionsDir, file)).href).then((module: { handler?: LambdaHandler }) => {
+        if (typeof module.handler !== 'function') throw new Error(`${file} does not export a handler`);
+        return module.handler;
+      });
+      this.loaded.set(file, handler);
+    }
+    return handler;
+  }
+
+  async invoke(file: string, functionName: string, event: unknown): Promise<unknown> {
+    const handler = await this.load(file);
+    return handler(event, lambdaContext(functionName));
+  }
+}

@@ -1,0 +1,109 @@
+import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { queueConsumers } from '../routes';
+import type { HandlerHost } from './handlers';
+import { LOCAL_REGION } from './sqs-local';
+
+/** Pollers per consumer: Lambda runs several batches of one queue at once, and so does this. */
+const POLLERS = 2;
+
+function toRecord(message: Message, queueArn: string): SQSEvent['Records'][number] {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+        name,
+        { stringValue: value.StringValue, dataType: value.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: LOCAL_REGION,
+  };
+}
+
+export interface QueueConsumers {
+  stop(): Promise<void>;
+}
+
+/**
+ * The local stand-in for Lambda's SQS event sources: every consumer of the wiring table long-polls
+ * its queue, hands batches to its handler in the SQS event shape, and deletes what the handler
+ * did not report as failed (partial batch responses), so failures come back after the visibility
+ * timeout and end in the dead-letter queue, as on AWS.
+ */
+export function startQueueConsumers(options: {
+  sqsEndpoint: string;
+  queueUrls: Readonly<Record<string, string>>;
+  handlers: HandlerHost;
+}): QueueConsumers {
+  const client = new SQSClient({
+    endpoint: options.sqsEndpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    useQueueUrlAsEndpoint: false,
+  });
+  let stopped = false;
+
+  async function poll(consumer: (typeof queueConsumers)[number], queueUrl: string): Promise<void> {
+    const queueArn = `arn:aws:sqs:${LOCAL_REGION}:000000000000:${queueUrl.split('/').pop()}`;
+    while (!stopped) {
+      try {
+        const { Messages = [] } = await client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: consumer.batchSize,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        if (Messages.length === 0 || stopped) continue;
+        const event: SQSEvent = { Records: Messages.map((message) => toRecord(message, queueArn)) };
+        const response = (await options.handlers.invoke(consumer.handler, consumer.id, event).catch((error) => {
+          console.error(`${consumer.id} failed`, error);
+          return { batchItemFailures: event.Records.map((record) => ({ itemIdentifier: record.messageId })) };
+        })) as SQSBatchResponse | undefined;
+        const failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+        const done = Messages.filter((message) => !failed.has(message.MessageId ?? ''));
+        if (done.length > 0 && !stopped) {
+          await client.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: done.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+            }),
+          );
+        }
+      } catch (error) {
+        if (!stopped) {
+          console.error(`polling ${consumer.queue} failed`, error);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
+    }
+  }
+
+  const loops = queueConsumers.flatMap((consumer) => {
+    const queueUrl = options.queueUrls[consumer.queue];
+    if (!queueUrl) throw new Error(`Consumer ${consumer.id} names unknown queue ${consumer.queue}`);
+    return Array.from({ length: POLLERS }, () => poll(consumer, queueUrl));
+  });
+
+  return {
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+      client.destroy();
+    },
+  };
+}

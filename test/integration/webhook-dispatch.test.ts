@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject } from '#domain/projects/projects';
+import { dispatchEvent } from '#domain/webhooks/deliveries';
+import { listWebhooks, registerWebhook } from '#domain/webhooks/registrations';
+import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
+import type { DomainEvent } from '#shared/queue';
+import { uniqueId } from '../support/api';
+import { get, raw, table } from '../support/raw-table';
+
+/**
+ * The events dispatcher against DynamoDB Local: SQS delivers at least once, so dispatching the same
+ * event again must neither send twice nor strand a delivery that an earlier try left pending.
+ */
+
+let receiver: Server;
+const received: { deliveryId: string; body: string }[] = [];
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      received.push({ deliveryId: String(request.headers['x-service-delivery-id']), body });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+});
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+
+async function subscribedProject() {
+  const { projectId } = await createProject({ name: 'dispatch', projectId: uniqueId('int').toLowerCase() });
+  const { port } = receiver.address() as AddressInfo;
+  await registerWebhook(projectId, { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['message.created'] }, 'test');
+  const event: DomainEvent = {
+    type: 'message.created',
+    projectId,
+    payload: { roomId: 'r', messageId: 1 },
+    createdAt: new Date().toISOString(),
+  };
+  return { projectId, event };
+}
+
+describe('dispatching an event', () => {
+  it('twice (a queue redelivery) makes one delivery and one POST', async () => {
+    // Prepare
+    const { event } = await subscribedProject();
+    const eventId = uniqueId('event');
+
+    // Act
+    const first = await dispatchEvent(event, eventId);
+    const again = await dispatchEvent(event, eventId);
+
+    // Assess
+    expect(first).toEqual({ deliveries: 1, retrying: 0 });
+    expect(again).toEqual({ deliveries: 0, retrying: 0 });
+    expect(received.filter((request) => request.body.includes(event.projectId))).toHaveLength(1);
+  });
+
+  it('again resumes a delivery an earlier try left pending before its first attempt', async () => {
+    // Prepare: the record exists, as if the consumer died right after creating it
+    const { projectId, event } = await subscribedProject();
+    const eventId = uniqueId('event');
+    const [webhook] = await listWebhooks(projectId);
+    const deliveryId = `whd_${createHash('sha256').update(`${eventId}|${webhook?.id}`).digest('hex').slice(0, 32)}`;
+    const now = new Date().toISOString();
+    await raw.send(
+      new PutCommand({
+        TableName: table(),
+        Item: {
+          ...deliveryKey(projectId, deliveryId),
+          gsi1pk: deliveriesIndexKey(projectId),
+          gsi1sk: `${now}#${deliveryId}`,
+          projectId,
+          deliveryId,
+          webhookId: webhook?.id,
+          eventType: 'message.created',
+          body: JSON.stringify({ type: 'message.created', projectId, payload: {}, createdAt: now }),
+          status: 'pending',
+          attempt_count: 0,
+          next_attempt_at: now,
+          last_http_status: null,
+          last_error: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      }),
+    );
+
+    // Act
+    await dispatchEvent(event, eventId);
+
+    // Assess
+    expect(await get(deliveryKey(projectId, deliveryId).pk, 'DELIVERY')).toMatchObject({
+      status: 'delivered',
+      attempt_count: 1,
+      last_http_status: 204,
+    });
+    expect(received.filter((request) => request.deliveryId === deliveryId)).toHaveLength(1);
+  });
+});
