@@ -21,7 +21,7 @@ import { startWebhookRetry } from '#shared/workflows';
 import { getWebhook, subscribersOf } from './registrations';
 import { openSecret } from './secrets';
 import { signBody } from './signing';
-import { guardedLookup } from './targets';
+import { guardedLookup, isRefusedLiteralHost } from './targets';
 
 /** Waits before attempts 2, 3, 4 and 5: 60 s, 5 min, 30 min, 60 min; later attempts wait 60 min too. */
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
@@ -135,8 +135,9 @@ interface PostOutcome {
  * connect time unless allowed.
  */
 function postSigned(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome> {
+  const target = new URL(url);
+  if (isRefusedLiteralHost(target)) return Promise.resolve({ httpStatus: null, error: `${target.hostname} is a private address` });
   return new Promise((resolve) => {
-    const target = new URL(url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     let settled = false;
     const finish = (outcome: PostOutcome) => {

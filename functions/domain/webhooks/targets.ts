@@ -1,46 +1,44 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { config } from '#shared/config';
 import { BadRequestError } from '#shared/errors';
 
-/** IPv4 ranges a webhook may never reach on AWS: private, loopback, link-local (metadata), CGNAT, ... */
-const BLOCKED_V4: readonly [number, number][] = [
-  [0x00000000, 8], // 0.0.0.0/8
-  [0x0a000000, 8], // 10/8
-  [0x64400000, 10], // 100.64/10 carrier-grade NAT
-  [0x7f000000, 8], // loopback
-  [0xa9fe0000, 16], // 169.254/16 link-local, instance metadata
-  [0xac100000, 12], // 172.16/12
-  [0xc0000000, 24], // 192.0.0/24
-  [0xc0a80000, 16], // 192.168/16
-  [0xc6120000, 15], // 198.18/15 benchmarking
-  [0xe0000000, 3], // multicast and reserved
-];
-
-function ipv4ToInt(address: string): number {
-  return address.split('.').reduce((value, octet) => (value << 8) + Number(octet), 0) >>> 0;
+/**
+ * Addresses a webhook may never reach on AWS: private, loopback, link-local (instance metadata),
+ * CGNAT, benchmarking, multicast and reserved ranges, and their IPv6 kin. `BlockList` also matches
+ * IPv4-mapped IPv6 addresses (`::ffff:7f00:1`) against the IPv4 rules.
+ */
+const blocked = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 3],
+] as const) {
+  blocked.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  blocked.addSubnet(network, prefix, 'ipv6');
 }
 
-/** True for addresses a server-side fetch must not reach (SSRF): see the ranges above and their IPv6 kin. */
+/** True for addresses a server-side request must not reach (SSRF). */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return isPrivateAddress(mapped);
-  if (isIP(address) === 4) {
-    const value = ipv4ToInt(address);
-    return BLOCKED_V4.some(([base, bits]) => (value & (bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0)) >>> 0 === base);
-  }
-  const lower = address.toLowerCase();
-  return (
-    lower === '::' ||
-    lower === '::1' ||
-    lower.startsWith('fe8') ||
-    lower.startsWith('fe9') ||
-    lower.startsWith('fea') ||
-    lower.startsWith('feb') ||
-    lower.startsWith('fc') ||
-    lower.startsWith('fd') ||
-    lower.startsWith('fd00:ec2')
-  );
+  const family = isIP(address);
+  if (family === 0) return false;
+  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -77,6 +75,15 @@ export function assertAllowedTargetUrl(value: string, field = 'body.url'): URL {
     );
   }
   return url;
+}
+
+/**
+ * Refuses a URL whose host is a literal private address: Node connects to IP literals without
+ * calling `lookup`, so `guardedLookup` alone would not see them.
+ */
+export function isRefusedLiteralHost(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return !config.WEBHOOK_ALLOW_PRIVATE_TARGETS && isIP(host) !== 0 && isPrivateAddress(host);
 }
 
 /**

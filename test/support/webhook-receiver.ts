@@ -1,0 +1,173 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A real webhook endpoint for end-to-end tests: a `node:http` server on 127.0.0.1 with a free port.
+ * It records every request (raw body, headers, arrival time) and checks each signature with its
+ * own HMAC code, never the service's, so a signing bug cannot hide behind a shared helper.
+ */
+
+/** How the receiver answers: 2xx, 500, or never (the caller's timeout fires). */
+export type ReceiverBehaviour = 'ok' | 'error' | 'hang';
+
+export interface ReceivedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The body exactly as sent; the signature covers these bytes. */
+  readonly rawBody: string;
+  /** `Date.now()` when the body was complete. */
+  readonly receivedAt: number;
+  /** `X-Service-Signature` checked against the secret known at arrival; `undefined` without a secret. */
+  readonly signatureValid: boolean | undefined;
+}
+
+export interface WebhookReceiver {
+  /** `http://127.0.0.1:<port>/hook`. */
+  readonly url: string;
+  readonly requests: readonly ReceivedRequest[];
+  behaviour: ReceiverBehaviour;
+  /** Status of an `ok` answer. @default 200 */
+  okStatus: number;
+  /** The webhook secret, once registration has revealed it. */
+  secret: string | undefined;
+  /** Resolves with the requests once at least `count` arrived; rejects after `timeoutMs`. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<readonly ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+/** Lowercase hex HMAC-SHA256 of the raw body: the receiver's own implementation of the spec rule. */
+export const hmacSha256Hex = (secret: string, rawBody: string) =>
+  createHmac('sha256', secret).update(Buffer.from(rawBody, 'utf8')).digest('hex');
+
+/** Constant-time comparison of a received signature with the expected one; anything but 64 lowercase hex is invalid. */
+export function receiverAcceptsSignature(secret: string, rawBody: string, signature: string | string[] | undefined): boolean {
+  if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  return timingSafeEqual(Buffer.from(hmacSha256Hex(secret, rawBody), 'hex'), Buffer.from(signature, 'hex'));
+}
+
+export async function startWebhookReceiver(options: { behaviour?: ReceiverBehaviour; secret?: string } = {}): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const waiters = new Set<() => void>();
+  const hanging = new Set<ServerResponse>();
+
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      requests.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        rawBody,
+        receivedAt: Date.now(),
+        signatureValid:
+          receiver.secret === undefined
+            ? undefined
+            : receiverAcceptsSignature(receiver.secret, rawBody, request.headers['x-service-signature']),
+      });
+      for (const wake of waiters) wake();
+      if (receiver.behaviour === 'hang') {
+        // Never answer; the sender's timeout must end the attempt.
+        hanging.add(response);
+        response.on('close', () => hanging.delete(response));
+        return;
+      }
+      const status = receiver.behaviour === 'ok' ? receiver.okStatus : 500;
+      response.writeHead(status, { 'content-type': 'text/plain' });
+      response.end(status === 204 ? undefined : `status ${status}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const receiver: WebhookReceiver = {
+    url: `http://127.0.0.1:${port}/hook`,
+    requests,
+    behaviour: options.behaviour ?? 'ok',
+    okStatus: 200,
+    secret: options.secret,
+    waitForRequests(count, timeoutMs = 10_000) {
+      if (requests.length >= count) return Promise.resolve([...requests]);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`receiver ${port} got ${requests.length} of ${count} requests within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const check = () => {
+          if (requests.length < count) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve([...requests]);
+        };
+        waiters.add(check);
+      });
+    },
+    async close() {
+      for (const response of hanging) response.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return receiver;
+}
+
+/** A loopback URL on which nothing listens: a port the system just handed out and that was closed again. */
+export async function unreachableUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/hook`;
+}
+
+export interface ClientResponse<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+/**
+ * Requests to a runtime the test started itself (`startLocalProcess`), which `test/support/api.ts`
+ * (bound to the shared runtime) cannot reach.
+ */
+export function clientOf(baseUrl: string) {
+  return async function request<T = any>(
+    path: string,
+    options: { method?: string; body?: unknown; rawBody?: string; token?: string; apiKey?: string; headers?: Record<string, string> } = {},
+  ): Promise<ClientResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (options.apiKey) headers['x-service-api-key'] = options.apiKey;
+    let body = options.rawBody;
+    if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Non-JSON bodies stay text.
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  };
+}
+
+/** Polls `probe` until it returns something truthy; throws with `what` after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+  intervalMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
