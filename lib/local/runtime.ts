@@ -40,6 +40,8 @@ export interface LocalRuntime {
   readonly env: Readonly<Record<string, string>>;
   /** Counters a deployed stack would see in CloudWatch: metrics emitted and Step Functions work. */
   stats(): LocalStats;
+  /** Starts the queue consumers if `consumers: false` held them back (benchmarks measure with and without). */
+  startConsumers(): void;
   stop(): Promise<void>;
 }
 
@@ -107,7 +109,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await ensureTable(admin, LOCAL_TABLE_NAME);
     admin.destroy();
 
-    if (options.consumers ?? true) consumers = startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers });
+    const startConsumers = () => {
+      consumers ??= startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers });
+    };
+    if (options.consumers ?? true) startConsumers();
 
     return {
       baseUrl: gateway.baseUrl,
@@ -118,6 +123,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       queueUrls: sqs.queueUrls,
       env,
       stats,
+      startConsumers,
       stop: stopAll,
     };
   } catch (error) {
