@@ -32,7 +32,18 @@ function toRecord(message: Message, queueArn: string): SQSEvent['Records'][numbe
   };
 }
 
+/** What Lambda's pollers would have done on AWS: SQS requests and function invocations. */
+export interface QueueConsumerStats {
+  readonly receiveRequests: number;
+  /** Receives that returned at least one message. */
+  readonly nonEmptyReceives: number;
+  readonly deleteRequests: number;
+  readonly invocations: number;
+  readonly messages: number;
+}
+
 export interface QueueConsumers {
+  stats(): QueueConsumerStats;
   stop(): Promise<void>;
 }
 
@@ -54,6 +65,7 @@ export function startQueueConsumers(options: {
     useQueueUrlAsEndpoint: false,
   });
   let stopped = false;
+  const counts = { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 };
 
   async function poll(consumer: (typeof queueConsumers)[number], queueUrl: string): Promise<void> {
     const queueArn = `arn:aws:sqs:${LOCAL_REGION}:000000000000:${queueUrl.split('/').pop()}`;
@@ -68,7 +80,11 @@ export function startQueueConsumers(options: {
             MessageAttributeNames: ['All'],
           }),
         );
+        counts.receiveRequests++;
         if (Messages.length === 0 || stopped) continue;
+        counts.nonEmptyReceives++;
+        counts.invocations++;
+        counts.messages += Messages.length;
         const event: SQSEvent = { Records: Messages.map((message) => toRecord(message, queueArn)) };
         const response = (await options.handlers.invoke(consumer.handler, consumer.id, event).catch((error) => {
           console.error(`${consumer.id} failed`, error);
@@ -77,6 +93,7 @@ export function startQueueConsumers(options: {
         const failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
         const done = Messages.filter((message) => !failed.has(message.MessageId ?? ''));
         if (done.length > 0 && !stopped) {
+          counts.deleteRequests++;
           await client.send(
             new DeleteMessageBatchCommand({
               QueueUrl: queueUrl,
@@ -100,6 +117,7 @@ export function startQueueConsumers(options: {
   });
 
   return {
+    stats: () => ({ ...counts }),
     stop: async () => {
       stopped = true;
       await Promise.all(loops);

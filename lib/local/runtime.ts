@@ -5,7 +5,7 @@ import { resourceEnv } from '../table';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
-import { type QueueConsumers, startQueueConsumers } from './queue-consumers';
+import { type QueueConsumerStats, type QueueConsumers, startQueueConsumers } from './queue-consumers';
 import { LOCAL_REGION, startSqsLocal } from './sqs-local';
 import { type StepFunctionsStats, startLocalStepFunctions } from './step-functions';
 import { ensureTable } from './table';
@@ -48,6 +48,8 @@ export interface LocalRuntime {
 export interface LocalStats {
   readonly metrics: Readonly<Record<string, number>>;
   readonly stepFunctions: StepFunctionsStats;
+  /** Zeros until the consumers start. */
+  readonly queueConsumers: QueueConsumerStats;
 }
 
 /**
@@ -67,7 +69,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   let gateway: Gateway | undefined;
   let consumers: QueueConsumers | undefined;
   const metrics: Record<string, number> = {};
-  const stats = (): LocalStats => ({ metrics: { ...metrics }, stepFunctions: stepFunctions.stats() });
+  const stats = (): LocalStats => ({
+    metrics: { ...metrics },
+    stepFunctions: stepFunctions.stats(),
+    queueConsumers: consumers?.stats() ?? { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 },
+  });
   const stopAll = async () => {
     await consumers?.stop();
     await gateway?.stop();

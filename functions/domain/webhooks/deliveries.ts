@@ -65,7 +65,7 @@ export async function dispatchEvent(event: DomainEvent, eventId: string): Promis
         (await createDelivery(event, eventId, webhook)) ?? (await readDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
       // A queue redelivery finds the record: finished ones are left alone, a pending one resumes
       // where the earlier try stopped (before its first attempt, or before its execution started).
-      if (!delivery || delivery.status !== 'pending') return undefined;
+      if (delivery?.status !== 'pending') return undefined;
       const outcome =
         delivery.attempt_count === 0
           ? await attemptDelivery(event.projectId, delivery.deliveryId, webhook)
