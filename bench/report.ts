@@ -5,7 +5,10 @@
 import type { BundlesResult } from './bundles';
 import type { CostScenario, MessageCostResult } from './message-cost';
 import type { StartRun } from './startup';
-import type { LoadResult, ThroughputResult } from './throughput';
+import { sum } from './stats';
+import type { LoadResult, MessageProfile, ThroughputResult, ThroughputRow } from './throughput';
+
+import { renderWebhookSection, type WebhookBenchResult } from './webhooks';
 
 export const GOALS = {
   requestsPerMessage: 3,
@@ -54,6 +57,7 @@ export interface BenchResults {
   readonly messageCost: MessageCostResult;
   readonly throughput: ThroughputResult;
   readonly bundles: BundlesResult;
+  readonly webhooks: WebhookBenchResult;
   readonly goals: readonly Goal[];
 }
 
@@ -137,6 +141,13 @@ export function evaluateGoals(results: Omit<BenchResults, 'goals'>): Goal[] {
       pass: run.wallMs !== null && run.wallMs < GOALS.readyMs,
     });
   }
+  goals.push({
+    id: 'webhook-success-transitions',
+    name: 'Webhook delivery whose first attempt succeeds: Step Functions state transitions',
+    target: '0',
+    measured: String(results.webhooks.perDelivery.stateTransitions),
+    pass: results.webhooks.perDelivery.stateTransitions === 0,
+  });
   return goals;
 }
 
@@ -260,9 +271,9 @@ function throughputSection(results: BenchResults): string {
       fmt(r.latencyMs.p50, 2),
       fmt(r.latencyMs.p99, 2),
       r.errors,
-      `${r.cpu.node} / ${r.cpu.java ?? 'n/a'} / ${r.cpu.other ?? 'n/a'}`,
-      `${fmt(r.cpuMsPerOp.node, 2)} / ${r.cpuMsPerOp.java === null ? 'n/a' : fmt(r.cpuMsPerOp.java, 2)}`,
-      r.eventLoopUtilization.toFixed(2),
+      `${r.cpu.service} / ${r.cpu.loadGenerator} / ${r.cpu.java ?? 'n/a'} / ${r.cpu.other ?? 'n/a'}`,
+      `${fmt(r.cpuMsPerOp.service, 2)} / ${fmt(r.cpuMsPerOp.loadGenerator, 2)} / ${r.cpuMsPerOp.java === null ? 'n/a' : fmt(r.cpuMsPerOp.java, 2)}`,
+      `${r.eventLoopUtilization.service.toFixed(2)} / ${r.eventLoopUtilization.loadGenerator.toFixed(2)}`,
       ...last,
     ];
     return [
@@ -270,6 +281,11 @@ function throughputSection(results: BenchResults): string {
       line('raw PutItem', row.rawPutItem, ['', '']),
     ];
   });
+  const busiestOther = Math.max(0, ...t.rows.flatMap((row) => [row.messages.cpu.other ?? 0, row.rawPutItem.cpu.other ?? 0]));
+  const noise =
+    busiestOther >= OTHER_CPU_WARNING
+      ? `\n\n**Not a quiet machine:** other processes took up to ${busiestOther} % of one core during these windows, CPU the service, the load generator and DynamoDB Local would otherwise have had; rates and latencies above are lower, and CPU per operation may be higher, than on a quiet machine.`
+      : '';
   const profileRows = t.profiles.map((p) => {
     const raw = t.rows.find((r) => r.concurrency === p.concurrency)?.rawPutItem.latencyMs.mean;
     return [
@@ -284,7 +300,11 @@ function throughputSection(results: BenchResults): string {
   });
   return `## 2. Throughput and latency
 
-Closed loop: N senders each send, wait for the answer, send again. After ${t.jvmWarmupSeconds} s of load to get DynamoDB Local's JIT past its warm-up, each workload is measured for ${t.measureSeconds} s per concurrency, in two halves run in ABBA order (raw PutItem, messages, messages, raw PutItem) so that slow drift hits both alike; every half starts after ${fmt(t.warmupSeconds / 2, 1)} s of unmeasured warm-up and counts its requests whole (none in flight when it opens; it closes when the last request started inside it returns). \`POST /messages\` goes over real HTTP (global \`fetch\`, keep-alive) into the local runtime, each sender its own user in one group room (no receivers), with the rate limit set out of the way. Raw PutItem writes message-shaped items (${t.itemBytes.raw} bytes by DynamoDB's size rules; a stored message here is ${t.itemBytes.message} bytes) to the same DynamoDB Local with a separate \`DynamoDBClient\`. Both loads are generated in the bench process, which also hosts the gateway, the handlers and the SQS stand-in; DynamoDB Local is a JVM beside it on the same ${results.machine.cpus} cores. CPU is given in % of one core (${results.machine.cpus * 100} % = all cores) and as CPU time per operation, for the bench process (load generator, gateway, handlers, SQS stand-in) and DynamoDB Local's JVM; "other" is every other process on the machine, which should be near 0 on a quiet machine; ELU is the bench process's event-loop utilization (1.00 = its main thread never idle).
+Closed loop: N senders each send, wait for the answer, send again. After ${t.jvmWarmupSeconds} s of load to get DynamoDB Local's JIT past its warm-up, each workload is measured for ${t.measureSeconds} s per concurrency, in two halves run in ABBA order (raw PutItem, messages, messages, raw PutItem) so that slow drift hits both alike; every half starts after ${fmt(t.warmupSeconds / 2, 1)} s of unmeasured warm-up and counts its requests whole (none in flight when it opens; it closes when the last request started inside it returns). \`POST /messages\` goes over real HTTP (global \`fetch\`, keep-alive) into the local runtime, each sender its own user in one group room (no receivers), with the rate limit set out of the way. Raw PutItem writes message-shaped items (${t.itemBytes.raw} bytes by DynamoDB's size rules; a stored message here is ${t.itemBytes.message} bytes) to the same DynamoDB Local with its own \`DynamoDBClient\`.
+
+What runs where: the service is the bench process, with everything \`startLocalRuntime\` runs in it (the gateway and its handlers, the SQS stand-in, and whatever else the local runtime hosts in-process); the senders of both workloads run in a separate load-generator process (\`bench/load-generator.ts\`, a \`node --import tsx\` child of the bench process), which runs the closed loops and sends the latencies, counts, its own CPU time and event-loop utilization of every window back over IPC; DynamoDB Local is a JVM, a third process. On AWS no client shares a Lambda's process, and a load generator inside the service process would spend the service's one event loop on its own \`fetch\`, JSON and timing work, and once that loop saturates its time is what limits the service; so neither workload's senders run there; both get the same treatment, so the ratio compares like with like. Moving the senders out takes them off the service's event loop, not off the machine: all three processes share the same ${results.machine.cpus} cores, so the load generator's CPU still competes with the service and DynamoDB Local in the OS scheduler, and the table shows how much it takes.
+
+CPU is given in % of one core (${results.machine.cpus * 100} % = all cores) and as CPU time per operation, per process: the service (the bench process's \`process.cpuUsage\`; near 0 during raw PutItem windows, which never reach it), the load generator (its own \`process.cpuUsage\`, all threads), DynamoDB Local's JVM (\`/proc\`), and "other", every other process on the machine (busy time from \`/proc/stat\` minus those three), which should be near 0 on a quiet machine. ELU is each Node process's event-loop utilization (1.00 = its main thread never idle): a service ELU near 1 means the service's single thread is the limit; a load-generator ELU near 1 means the generator could not offer more load, so that workload's rate is a floor.
 
 ${table(
   [
@@ -294,16 +314,16 @@ ${table(
     'p50 ms',
     'p99 ms',
     'Errors',
-    'CPU % node / java / other',
-    'CPU ms per op node / java',
-    'ELU',
+    'CPU % service / load gen / java / other',
+    'CPU ms per op service / load gen / java',
+    'ELU service / load gen',
     'Ratio',
     `Goal ≥ ${GOALS.throughputRatio}`,
   ],
   rows,
-)}
+)}${noise}
 
-Where the time of a message goes: a separate ${t.profileSeconds} s window per concurrency with timing middleware on the handlers' DynamoDB and SQS clients (no capacity counting). "In SDK calls" sums the calls of one message, each from the SDK's first middleware to the parsed response: under load that includes waiting for this process's event loop as well as DynamoDB Local's own queueing, and calls the pipeline runs concurrently are added up, so the share can come close to (or pass) 100 %.
+Where the time of a message goes: a separate ${t.profileSeconds} s window per concurrency with timing middleware on the handlers' DynamoDB and SQS clients (no capacity counting). "In SDK calls" sums the calls of one message, each from the SDK's first middleware to the parsed response: under load that includes waiting for the service process's event loop as well as DynamoDB Local's own queueing, and calls the pipeline runs concurrently are added up, so the share can come close to (or pass) 100 %.
 
 ${table(
   [
@@ -313,7 +333,7 @@ ${table(
     'SDK calls per message × mean duration',
     'In SDK calls ms',
     'Outside SDK calls ms',
-    'ELU',
+    'Service ELU',
   ],
   profileRows,
 )}`;
@@ -382,6 +402,69 @@ function readySection(results: BenchResults): string {
 ${table(['What', 'Ready (s)', 'Printed by bin/local.ts (s)'], rows)}`;
 }
 
+/** Share of the machine a workload kept busy, in % of one core: the four CPU columns added up. */
+const machineBusy = (r: LoadResult) => r.cpu.service + r.cpu.loadGenerator + (r.cpu.java ?? 0) + (r.cpu.other ?? 0);
+
+/** "other" CPU (% of one core) in a throughput window above which the section says the machine was not quiet. */
+const OTHER_CPU_WARNING = 10;
+
+/** Saturated: an event loop or the machine busy for at least this share of the window. */
+const SATURATED = 0.9;
+
+/** The measured facts behind a missed throughput goal, and which limit the numbers point at. */
+function throughputMiss(goal: Goal, row: ThroughputRow, profile: MessageProfile | undefined, cores: number): string {
+  const m = row.messages;
+  const r = row.rawPutItem;
+  const capacity = cores * 100;
+  const split = (x: LoadResult) =>
+    `service ${x.cpu.service} %, load generator ${x.cpu.loadGenerator} %, DynamoDB Local ${x.cpu.java ?? 'n/a'} %, other ${x.cpu.other ?? 'n/a'} %`;
+  const facts = [
+    `message p50 ${fmt(m.latencyMs.p50, 2)} ms against ${fmt(r.latencyMs.p50, 2)} ms for one raw PutItem.`,
+    `CPU per message: service ${fmt(m.cpuMsPerOp.service, 2)} ms, load generator ${fmt(m.cpuMsPerOp.loadGenerator, 2)} ms, DynamoDB Local ${fmt(m.cpuMsPerOp.java ?? Number.NaN, 2)} ms; per raw PutItem: load generator ${fmt(r.cpuMsPerOp.loadGenerator, 2)} ms, DynamoDB Local ${fmt(r.cpuMsPerOp.java ?? Number.NaN, 2)} ms (a message costs DynamoDB Local ${fmt((m.cpuMsPerOp.java ?? Number.NaN) / (r.cpuMsPerOp.java ?? Number.NaN), 1)} × a raw PutItem).`,
+    `Machine busy while sending messages: ${machineBusy(m)} of ${capacity} % (${split(m)}), event loops: service ${m.eventLoopUtilization.service.toFixed(2)}, load generator ${m.eventLoopUtilization.loadGenerator.toFixed(2)}; during raw PutItem: ${machineBusy(r)} % (${split(r)}), load generator's event loop ${r.eventLoopUtilization.loadGenerator.toFixed(2)}.`,
+  ];
+  const limits: string[] = [];
+  const javaRatio = (r.cpuMsPerOp.java ?? Number.NaN) / (m.cpuMsPerOp.java ?? Number.NaN);
+  if (row.concurrency === 1) {
+    limits.push(
+      `With one sender the rate is one over the latency, so the ratio is about one raw PutItem's mean latency over one message's: ${fmt(r.latencyMs.mean, 2)} / ${fmt(m.latencyMs.mean, 2)} ms = ${fmt(r.latencyMs.mean / m.latencyMs.mean, 2)}.${
+        profile
+          ? ` A message makes ${fmt(sum(profile.calls.map((c) => c.perMessage)), 0)} SDK calls of ${fmt(Math.min(...profile.calls.map((c) => c.meanMs)), 2)}–${fmt(Math.max(...profile.calls.map((c) => c.meanMs)), 2)} ms each (listed next) against ${fmt(r.latencyMs.mean, 2)} ms for a whole raw PutItem, and the service's own CPU is ${fmt(m.cpuMsPerOp.service, 2)} ms per message at this concurrency.`
+          : ''
+      }`,
+    );
+  } else {
+    if (m.eventLoopUtilization.service >= SATURATED) {
+      const goalRate = GOALS.throughputRatio * r.perSecond;
+      limits.push(
+        `The service process's event loop was saturated (${m.eventLoopUtilization.service.toFixed(2)}), so its CPU per message sets the rate: at ${fmt(m.cpuMsPerOp.service, 2)} ms one event loop tops out near ${fmt(1000 / m.cpuMsPerOp.service, 0)} messages/s, while the goal needs ${GOALS.throughputRatio} × ${fmt(r.perSecond, 0)} = ${fmt(goalRate, 0)} messages/s, at most ${fmt(1000 / goalRate, 2)} ms of service CPU per message.`,
+      );
+    }
+    if (Number.isFinite(javaRatio)) {
+      const bound = `were its CPU the only limit, the ratio could ${javaRatio < GOALS.throughputRatio ? 'not pass' : 'reach'} ${fmt(r.cpuMsPerOp.java ?? Number.NaN, 2)} / ${fmt(m.cpuMsPerOp.java ?? Number.NaN, 2)} ms = ${fmt(javaRatio, 2)}`;
+      limits.push(
+        javaRatio < GOALS.throughputRatio
+          ? `DynamoDB Local alone would also keep the ratio under the goal: ${bound}.`
+          : `DynamoDB Local is not what holds messages back: ${bound}.`,
+      );
+    }
+    if (machineBusy(m) >= SATURATED * capacity) {
+      limits.push(
+        `All ${cores} cores were busy, so the load generator's ${m.cpu.loadGenerator} % came out of the same CPU the service and DynamoDB Local needed.`,
+      );
+    }
+  }
+  if (r.eventLoopUtilization.loadGenerator >= SATURATED) {
+    limits.push(
+      `Raw PutItem was bounded by the load generator's own event loop (${r.eventLoopUtilization.loadGenerator.toFixed(2)} busy at ${fmt(r.cpuMsPerOp.loadGenerator, 2)} ms of SDK client CPU per call), so its rate is a floor of what DynamoDB Local can take and the ratio, if anything, is flattering.`,
+    );
+  }
+  const sdk = profile
+    ? ` Per message: ${profile.calls.map((c) => `${c.service} ${c.command} ${fmt(c.perMessage, 2)} × ${fmt(c.meanMs, 2)} ms`).join(', ')}; ${fmt(profile.sdkMs, 2)} of ${fmt(profile.latencyMs, 2)} ms inside SDK calls.`
+    : '';
+  return `- **${goal.name}** (${goal.measured}): ${facts.join(' ')}${limits.length ? ` ${limits.join(' ')}` : ''}${sdk}`;
+}
+
 function missesSection(results: BenchResults): string {
   const missed = results.goals.filter((g) => !g.pass);
   if (missed.length === 0) return '## Misses\n\nNone: every goal was met in this run.';
@@ -399,12 +482,7 @@ function missesSection(results: BenchResults): string {
       const row = results.throughput.rows.find((r) => `throughput.c${r.concurrency}` === goal.id);
       if (!row) continue;
       const profile = results.throughput.profiles.find((p) => p.concurrency === row.concurrency);
-      const calls = profile
-        ? profile.calls.map((c) => `${c.service} ${c.command} ${fmt(c.perMessage, 2)} × ${fmt(c.meanMs, 2)} ms`).join(', ')
-        : '';
-      lines.push(
-        `- **${goal.name}** (${goal.measured}): message p50 ${fmt(row.messages.latencyMs.p50, 2)} ms against ${fmt(row.rawPutItem.latencyMs.p50, 2)} ms for one PutItem. CPU while sending messages: bench process ${row.messages.cpu.node} %, DynamoDB Local ${row.messages.cpu.java ?? 'n/a'} % (of ${results.machine.cpus * 100} %), event loop ${row.messages.eventLoopUtilization.toFixed(2)} busy (${row.rawPutItem.eventLoopUtilization.toFixed(2)} for raw PutItem). CPU per message vs per raw PutItem: bench process ${fmt(row.messages.cpuMsPerOp.node, 2)} vs ${fmt(row.rawPutItem.cpuMsPerOp.node, 2)} ms (${fmt(row.messages.cpuMsPerOp.node / row.rawPutItem.cpuMsPerOp.node, 1)} ×), DynamoDB Local ${fmt(row.messages.cpuMsPerOp.java ?? Number.NaN, 2)} vs ${fmt(row.rawPutItem.cpuMsPerOp.java ?? Number.NaN, 2)} ms (${fmt((row.messages.cpuMsPerOp.java ?? Number.NaN) / (row.rawPutItem.cpuMsPerOp.java ?? Number.NaN), 1)} ×).${profile ? ` Per message: ${calls}; ${fmt(profile.sdkMs, 2)} of ${fmt(profile.latencyMs, 2)} ms inside SDK calls.` : ''}`,
-      );
+      lines.push(throughputMiss(goal, row, profile, results.machine.cpus));
     } else if (goal.id === 'bundle.size') {
       const over = results.bundles.functions.filter((x) => kib(x.bytes) > GOALS.bundleKiB);
       // Per package: its range over the oversize bundles, largest first.
@@ -468,6 +546,7 @@ ${bundlesSection(results)}
 
 ${readySection(results)}
 
+${renderWebhookSection(results.webhooks)}
 ${missesSection(results)}
 
 ## Reproducing

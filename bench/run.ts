@@ -2,7 +2,8 @@
  * `npm run bench`: the whole benchmark in one run, a few minutes at most.
  *
  *   1. message cost: DynamoDB requests / capacity units and SQS requests per message
- *   2. POST /messages throughput and latency at 1 and 16 senders beside raw PutItem
+ *   2. POST /messages throughput and latency at 1 and 16 senders beside raw PutItem, the senders
+ *      in a load-generator child process (bench/load-generator.ts), the service in this one
  *   3. every function's bundle size and module init time
  *   4. local runtime ready time (in-process `startLocalRuntime`, and `npm start` as a child)
  *
@@ -23,6 +24,7 @@ import { type BenchResults, evaluateGoals, renderMarkdown } from './report';
 import { measureStartup } from './startup';
 import { round } from './stats';
 import { measureThroughput } from './throughput';
+import { runWebhookBench, type WebhookBenchResult } from './webhooks';
 
 const benchStarted = performance.now();
 // Captured before the local runtime writes its settings into process.env, for the `npm start` child.
@@ -83,9 +85,11 @@ const machineInfo = machine();
 log(`Machine: ${machineInfo.cpus} × ${machineInfo.cpuModel}, Node ${machineInfo.node}, DynamoDB Local ${machineInfo.dynamoDbLocal}`);
 
 const readyStarted = performance.now();
+// Queue consumers stay off until the webhook figure, so they add no requests to the message figures.
 const runtime = await startLocalRuntime({
   port: 0,
-  env: { CHAT_OPERATOR_KEY: BENCH_OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '100000000' },
+  consumers: false,
+  env: { CHAT_OPERATOR_KEY: BENCH_OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '100000000', WEBHOOK_RETRY_TIME_SCALE: '0.001' },
 });
 const readyMs = round(performance.now() - readyStarted, 0);
 log(`Local runtime ready in ${readyMs} ms at ${runtime.baseUrl}`);
@@ -133,6 +137,14 @@ try {
       log,
     }),
   );
+  const webhookRecorder = new Recorder();
+  const detachWebhookCounters = instrument({ dynamo, sqs }, webhookRecorder);
+  let webhooks: WebhookBenchResult;
+  try {
+    webhooks = await phase('Webhooks', () => runWebhookBench(runtime, api, webhookRecorder, log));
+  } finally {
+    detachWebhookCounters();
+  }
   await runtime.stop();
 
   const bundles = await phase('Bundles', () => measureBundles({ repoRoot, initRuns: settings.initRuns, log }));
@@ -150,6 +162,7 @@ try {
     messageCost,
     throughput,
     bundles,
+    webhooks,
     goals: [],
   };
 } catch (error) {

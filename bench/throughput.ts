@@ -1,15 +1,20 @@
 /**
  * Figure 2: POST /messages throughput and latency through the local runtime over real HTTP, next
  * to the raw PutItem rate of the same DynamoDB Local at the same concurrency, in the same run.
- * Closed loop: N workers each send, wait for the answer, and send again.
+ * Closed loop: N senders each send, wait for the answer, and send again. The senders of both
+ * workloads run in a child process (bench/load-generator.ts), never in the process that hosts the
+ * service, and each process's CPU is accounted separately.
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type AttributeValue, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { fileURLToPath } from 'node:url';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { type Api, createProject, MESSAGE_CONTENT, uniqueId } from './client';
+import { type Api, createProject, uniqueId } from './client';
 import { instrument, itemSize, Recorder } from './instrument';
+import { type FromGenerator, type GeneratorWindow, type LoadTarget, messageLikeItem, type ToGenerator, type Workload } from './load';
 import { mean, percentile, round, sum } from './stats';
 
 export interface LoadResult {
@@ -19,15 +24,19 @@ export interface LoadResult {
   readonly seconds: number;
   readonly perSecond: number;
   readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p99: number };
-  /** CPU used during the window, in % of one core (200 % = both cores of this machine); `other`: every other process. */
-  readonly cpu: { readonly node: number; readonly java: number | null; readonly other: number | null };
-  /** CPU time per operation in ms: bench process (client, gateway, handlers, SQS stand-in) and DynamoDB Local. */
-  readonly cpuMsPerOp: { readonly node: number; readonly java: number | null };
-  /** Share of the window the bench process's event loop was busy (1 = saturated main thread). */
-  readonly eventLoopUtilization: number;
+  /**
+   * CPU used during the window, in % of one core (200 % = both cores of this machine): the service
+   * (bench process: gateway, handlers, SQS stand-in), the load generator (child process), DynamoDB
+   * Local (java) and `other`, every other process on the machine.
+   */
+  readonly cpu: { readonly service: number; readonly loadGenerator: number; readonly java: number | null; readonly other: number | null };
+  /** CPU time per operation in ms, by process. */
+  readonly cpuMsPerOp: { readonly service: number; readonly loadGenerator: number; readonly java: number | null };
+  /** Share of the window each process's main thread was busy (1 = saturated). */
+  readonly eventLoopUtilization: { readonly service: number; readonly loadGenerator: number };
 }
 
-/** Where the time of one message goes at a given concurrency (a separate, instrumented window). */
+/** Where the time of a message goes at a given concurrency (a separate, instrumented window). */
 export interface MessageProfile {
   readonly concurrency: number;
   readonly messages: number;
@@ -41,6 +50,7 @@ export interface MessageProfile {
   }[];
   /** Per message: summed time inside SDK calls (DynamoDB and SQS). */
   readonly sdkMs: number;
+  /** The service process's event loop. */
   readonly eventLoopUtilization: number;
 }
 
@@ -108,37 +118,79 @@ function machineBusyMs(): number | undefined {
   }
 }
 
-/** Keeps `concurrency` workers calling `op` until `deadline`; latencies and failures of every call are kept if asked. */
-async function runUntil(
-  concurrency: number,
-  deadline: number,
-  op: (worker: number) => Promise<boolean>,
-  latencies?: number[],
-  failures?: { count: number },
-): Promise<void> {
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        const started = performance.now();
-        let ok = false;
-        try {
-          ok = await op(worker);
-        } catch {
-          ok = false;
-        }
-        if (!ok && failures) failures.count++;
-        latencies?.push(performance.now() - started);
-      }
-    }),
-  );
+/**
+ * The load-generator child: `node --import tsx bench/load-generator.ts`, driven over IPC one
+ * command at a time.
+ */
+class LoadGenerator {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(target: LoadTarget): Promise<LoadGenerator> {
+    const benchDir = dirname(fileURLToPath(import.meta.url));
+    const child = fork(join(benchDir, 'load-generator.ts'), [], {
+      // Explicit: the bench process's own execArgv carries tsx's CLI hooks, which need not apply.
+      execArgv: ['--import', 'tsx'],
+      cwd: join(benchDir, '..'),
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    const generator = new LoadGenerator(child);
+    await generator.call({ type: 'configure', target }, 'configured');
+    return generator;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private call<T extends FromGenerator['type']>(message: ToGenerator, expected: T): Promise<Extract<FromGenerator, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const cleanup = () => {
+        this.child.off('message', onMessage);
+        this.child.off('exit', onExit);
+        this.child.off('error', onExit);
+      };
+      const onMessage = (answer: FromGenerator) => {
+        cleanup();
+        if (answer.type === expected) resolve(answer as Extract<FromGenerator, { type: T }>);
+        else reject(new Error(`load generator: ${answer.type === 'failed' ? answer.error : `expected ${expected}, got ${answer.type}`}`));
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new Error('load generator: exited'));
+      };
+      this.child.on('message', onMessage);
+      this.child.once('exit', onExit);
+      this.child.once('error', onExit);
+      this.child.send(message);
+    });
+  }
+
+  /** Unmeasured load; returns when no call is in flight any more. */
+  async warm(workload: Workload, concurrency: number, ms: number): Promise<void> {
+    await this.call({ type: 'warm', workload, concurrency, ms }, 'warmed');
+  }
+
+  async measure(workload: Workload, concurrency: number, ms: number): Promise<GeneratorWindow> {
+    return (await this.call({ type: 'measure', workload, concurrency, ms }, 'measured')).window;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.send({ type: 'exit' } satisfies ToGenerator);
+    const timer = setTimeout(() => this.child.kill(), 2000);
+    await exited;
+    clearTimeout(timer);
+  }
 }
 
 /** One measured window, raw, so windows of the same workload can be merged. */
 interface Window {
-  readonly latencies: number[];
-  readonly failures: number;
-  readonly elapsedMs: number;
-  readonly nodeCpuMs: number;
+  readonly load: GeneratorWindow;
+  /** Wall time the service side watched the window (the generator's window plus the IPC round trip). */
+  readonly wallMs: number;
+  readonly serviceCpuMs: number;
   readonly javaCpuMs: number | undefined;
   readonly eluActive: number;
   readonly eluIdle: number;
@@ -148,58 +200,59 @@ interface Window {
 
 /**
  * A warm-up, then a measured window whose calls are all counted whole: no call is in flight when
- * the window opens, and it closes when the last call started inside it returns.
+ * the window opens, and it closes when the last call started inside it returns. The load runs in
+ * the generator; this (service) process only takes the CPU and event-loop readings around it.
  */
 async function measureWindow(
+  generator: LoadGenerator,
+  workload: Workload,
   concurrency: number,
   warmupMs: number,
   measureMs: number,
-  op: (worker: number) => Promise<boolean>,
   onMeasureStart?: () => void,
 ): Promise<Window> {
-  await runUntil(concurrency, performance.now() + warmupMs, op);
+  await generator.warm(workload, concurrency, warmupMs);
   onMeasureStart?.();
   const javaPid = javaChildPid();
   const javaBefore = cpuTicks(javaPid);
-  const nodeBefore = process.cpuUsage();
+  const serviceBefore = process.cpuUsage();
   const eluBefore = performance.eventLoopUtilization();
   const machineBefore = machineBusyMs();
-  const latencies: number[] = [];
-  const failures = { count: 0 };
   const started = performance.now();
-  await runUntil(concurrency, started + measureMs, op, latencies, failures);
-  const elapsedMs = performance.now() - started;
-  const nodeUsed = process.cpuUsage(nodeBefore);
+  const load = await generator.measure(workload, concurrency, measureMs);
+  const wallMs = performance.now() - started;
+  const serviceUsed = process.cpuUsage(serviceBefore);
   const elu = performance.eventLoopUtilization(eluBefore);
   const javaAfter = cpuTicks(javaPid);
   const machineAfter = machineBusyMs();
-  const nodeCpuMs = (nodeUsed.user + nodeUsed.system) / 1000;
+  const serviceCpuMs = (serviceUsed.user + serviceUsed.system) / 1000;
   const javaCpuMs = javaBefore !== undefined && javaAfter !== undefined ? ((javaAfter - javaBefore) / clockTicks) * 1000 : undefined;
   return {
-    latencies,
-    failures: failures.count,
-    elapsedMs,
-    nodeCpuMs,
+    load,
+    wallMs,
+    serviceCpuMs,
     javaCpuMs,
     eluActive: elu.active,
     eluIdle: elu.idle,
     otherCpuMs:
       machineBefore !== undefined && machineAfter !== undefined && javaCpuMs !== undefined
-        ? Math.max(0, machineAfter - machineBefore - nodeCpuMs - javaCpuMs)
+        ? Math.max(0, machineAfter - machineBefore - serviceCpuMs - load.cpuMs - javaCpuMs)
         : undefined,
   };
 }
 
 function summarizeWindows(concurrency: number, windows: readonly Window[]): LoadResult {
-  const latencies = windows.flatMap((w) => w.latencies);
-  const failures = sum(windows.map((w) => w.failures));
-  const elapsedMs = sum(windows.map((w) => w.elapsedMs));
-  const nodeMs = sum(windows.map((w) => w.nodeCpuMs));
+  const latencies = windows.flatMap((w) => w.load.latencies);
+  const failures = sum(windows.map((w) => w.load.failures));
+  const elapsedMs = sum(windows.map((w) => w.load.elapsedMs));
+  const wallMs = sum(windows.map((w) => w.wallMs));
+  const serviceMs = sum(windows.map((w) => w.serviceCpuMs));
+  const loadMs = sum(windows.map((w) => w.load.cpuMs));
   const javaMs = windows.every((w) => w.javaCpuMs !== undefined) ? sum(windows.map((w) => w.javaCpuMs ?? 0)) : undefined;
-  const active = sum(windows.map((w) => w.eluActive));
-  const idle = sum(windows.map((w) => w.eluIdle));
-  const ops = Math.max(1, latencies.length);
   const otherMs = windows.every((w) => w.otherCpuMs !== undefined) ? sum(windows.map((w) => w.otherCpuMs ?? 0)) : undefined;
+  const utilization = (active: number, idle: number) => round(active + idle > 0 ? active / (active + idle) : 0, 2);
+  const ops = Math.max(1, latencies.length);
+  const percent = (ms: number) => round((ms / wallMs) * 100, 0);
   return {
     concurrency,
     operations: latencies.length,
@@ -208,41 +261,21 @@ function summarizeWindows(concurrency: number, windows: readonly Window[]): Load
     perSecond: round(((latencies.length - failures) * 1000) / elapsedMs, 1),
     latencyMs: { mean: round(mean(latencies)), p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
     cpu: {
-      node: round((nodeMs / elapsedMs) * 100, 0),
-      java: javaMs === undefined ? null : round((javaMs / elapsedMs) * 100, 0),
-      other: otherMs === undefined ? null : round((otherMs / elapsedMs) * 100, 0),
+      service: percent(serviceMs),
+      // Measured over the generator's own window, which the service's contains.
+      loadGenerator: round((loadMs / elapsedMs) * 100, 0),
+      java: javaMs === undefined ? null : percent(javaMs),
+      other: otherMs === undefined ? null : percent(otherMs),
     },
-    cpuMsPerOp: { node: round(nodeMs / ops, 3), java: javaMs === undefined ? null : round(javaMs / ops, 3) },
-    eventLoopUtilization: round(active + idle > 0 ? active / (active + idle) : 0, 2),
-  };
-}
-
-/** Runs `op` from `concurrency` workers: a warm-up, then one measured window. */
-export async function closedLoop(
-  concurrency: number,
-  warmupMs: number,
-  measureMs: number,
-  op: (worker: number) => Promise<boolean>,
-  onMeasureStart?: () => void,
-): Promise<LoadResult> {
-  return summarizeWindows(concurrency, [await measureWindow(concurrency, warmupMs, measureMs, op, onMeasureStart)]);
-}
-
-/** A stored message item as `functions/shared/db/message.ts` writes it, marshalled. */
-export function messageLikeItem(projectId: string, roomId: string, userId: string, id: number): Record<string, AttributeValue> {
-  return {
-    pk: { S: `P#${projectId}#R#${roomId}#MSGS` },
-    sk: { S: `MSG#${String(id).padStart(16, '0')}` },
-    id: { N: String(id) },
-    projectId: { S: projectId },
-    roomId: { S: roomId },
-    userId: { S: userId },
-    content: { S: MESSAGE_CONTENT },
-    parent_id: { NULL: true },
-    attachments: { L: [] },
-    clientMessageId: { NULL: true },
-    createdAt: { S: new Date(Math.floor(id / 1000)).toISOString() },
-    moderation: { NULL: true },
+    cpuMsPerOp: {
+      service: round(serviceMs / ops, 3),
+      loadGenerator: round(loadMs / ops, 3),
+      java: javaMs === undefined ? null : round(javaMs / ops, 3),
+    },
+    eventLoopUtilization: {
+      service: utilization(sum(windows.map((w) => w.eluActive)), sum(windows.map((w) => w.eluIdle))),
+      loadGenerator: utilization(sum(windows.map((w) => w.load.eluActive)), sum(windows.map((w) => w.load.eluIdle))),
+    },
   };
 }
 
@@ -271,50 +304,48 @@ export async function measureThroughput(options: ThroughputOptions): Promise<Thr
   await api.expect(201, '/rooms', { token: owner, body: { id: roomId, type: 'group', members: senders.slice(1) } });
   const tokens = await Promise.all(senders.map((sender) => project.token(sender)));
 
-  const raw = new DynamoDBClient({
-    endpoint: options.dynamoEndpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  const generator = await LoadGenerator.start({
+    baseUrl: api.baseUrl,
+    tokens,
+    roomId,
+    dynamoEndpoint: options.dynamoEndpoint,
+    tableName: options.tableName,
   });
-  let rawSeq = 0;
-  const rawBase = Date.now() * 1000;
-  const rawPut = async () => {
-    await raw.send(
-      new PutItemCommand({ TableName: options.tableName, Item: messageLikeItem('bench-raw', 'raw-room', 'sender-0', rawBase + rawSeq++) }),
-    );
-    return true;
-  };
-  const sendMessage = async (worker: number) => {
-    const result = await api.request('/messages', { token: tokens[worker], body: { roomId, content: MESSAGE_CONTENT } });
-    return result.status === 201;
-  };
-
+  log(`  load generator: child process ${generator.pid}`);
   const rows: ThroughputRow[] = [];
   const profiles: MessageProfile[] = [];
   try {
-    // DynamoDB Local's JIT keeps speeding up for several seconds of load: get past that first.
-    await runUntil(maxSenders, performance.now() + options.jvmWarmupMs / 2, sendMessage);
-    await runUntil(maxSenders, performance.now() + options.jvmWarmupMs / 2, rawPut);
+    // DynamoDB Local's JIT keeps speeding up for several seconds of load: get past that first
+    // (this also warms the generator's own HTTP pool and SDK client).
+    await generator.warm('messages', maxSenders, options.jvmWarmupMs / 2);
+    await generator.warm('rawPutItem', maxSenders, options.jvmWarmupMs / 2);
     for (const concurrency of concurrencies) {
       // ABBA order, two half windows each: a slow drift (JIT, GC, table growth) hits both workloads alike.
       const half = measureMs / 2;
-      const rawWindows = [await measureWindow(concurrency, warmupMs / 2, half, rawPut)];
-      const messageWindows = [await measureWindow(concurrency, warmupMs / 2, half, sendMessage)];
-      messageWindows.push(await measureWindow(concurrency, warmupMs / 2, half, sendMessage));
-      rawWindows.push(await measureWindow(concurrency, warmupMs / 2, half, rawPut));
+      const window = (workload: Workload) => measureWindow(generator, workload, concurrency, warmupMs / 2, half);
+      const rawWindows = [await window('rawPutItem')];
+      const messageWindows = [await window('messages')];
+      messageWindows.push(await window('messages'));
+      rawWindows.push(await window('rawPutItem'));
       const rawPutItem = summarizeWindows(concurrency, rawWindows);
       const messages = summarizeWindows(concurrency, messageWindows);
-      log(`  raw PutItem ×${concurrency}: ${rawPutItem.perSecond}/s p50 ${rawPutItem.latencyMs.p50} ms`);
-      log(`  POST /messages ×${concurrency}: ${messages.perSecond}/s p50 ${messages.latencyMs.p50} ms (${messages.errors} errors)`);
+      for (const [name, r] of [
+        ['raw PutItem', rawPutItem],
+        ['POST /messages', messages],
+      ] as const) {
+        log(
+          `  ${name} ×${concurrency}: ${r.perSecond}/s p50 ${r.latencyMs.p50} ms (${r.errors} errors); CPU % service ${r.cpu.service}, load generator ${r.cpu.loadGenerator}, java ${r.cpu.java}, other ${r.cpu.other}`,
+        );
+      }
       rows.push({ concurrency, messages, rawPutItem, ratio: round(messages.perSecond / rawPutItem.perSecond, 3) });
     }
     for (const concurrency of concurrencies) {
-      profiles.push(await profileMessages(options, concurrency, sendMessage));
+      profiles.push(await profileMessages(options, generator, concurrency));
       const profile = profiles.at(-1) as MessageProfile;
       log(`  profile ×${concurrency}: ${profile.latencyMs} ms per message, ${profile.sdkMs} ms in SDK calls`);
     }
   } finally {
-    raw.destroy();
+    await generator.stop();
   }
   const sampleId = Date.now() * 1000;
   return {
@@ -335,12 +366,12 @@ export async function measureThroughput(options: ThroughputOptions): Promise<Thr
  * A separate window with timing middleware on the handlers' clients: how many SDK calls a message
  * makes at this concurrency and how long each takes, beside the message's own latency.
  */
-async function profileMessages(options: ThroughputOptions, concurrency: number, send: (worker: number) => Promise<boolean>) {
+async function profileMessages(options: ThroughputOptions, generator: LoadGenerator, concurrency: number) {
   const recorder = new Recorder();
   const detach = instrument(options.clients, recorder, { capacity: false });
   try {
-    const result = await closedLoop(concurrency, options.warmupMs / 2, options.profileMs, send, () => recorder.clear());
-    return summarizeProfile(concurrency, result, recorder);
+    const window = await measureWindow(generator, 'messages', concurrency, options.warmupMs / 2, options.profileMs, () => recorder.clear());
+    return summarizeProfile(concurrency, summarizeWindows(concurrency, [window]), recorder);
   } finally {
     detach();
   }
@@ -368,6 +399,6 @@ function summarizeProfile(concurrency: number, result: LoadResult, recorder: Rec
     latencyMs: result.latencyMs.mean,
     calls,
     sdkMs: round(total / messages, 2),
-    eventLoopUtilization: result.eventLoopUtilization,
+    eventLoopUtilization: result.eventLoopUtilization.service,
   };
 }
