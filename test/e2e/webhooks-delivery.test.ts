@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_TIMESTAMP, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
@@ -584,5 +586,35 @@ describe('a receiver that never succeeds', () => {
       expect(replayed.status).toBe(404);
       expect((await deliveryOf(project, setupOf('is an unreachable port').webhookId))?.status).toBe('failed');
     });
+  });
+});
+
+describe('a receiver that redirects', () => {
+  it('is not followed: the attempt fails with the 3xx status and the redirect target receives nothing', async () => {
+    // Prepare: the webhook URL answers 307 to a healthy receiver
+    const target = await receiver('ok');
+    const redirector = createServer((_request, response) => response.writeHead(307, { location: target.url }).end());
+    await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+    const project = await newProject('redirect');
+    const { id } = await register(project, `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/hook`, ['message.created']);
+    const { author, roomId } = await newRoom(project);
+
+    try {
+      // Act
+      expect((await call('/messages', { token: author, body: { roomId, content: 'redirect me' } })).status).toBe(201);
+
+      // Assess
+      const delivery = await eventually('the first attempt is recorded', async () => {
+        const found = await deliveryOf(project, id);
+        return found && found.attempt_count >= 1 ? found : undefined;
+      });
+      expect(delivery.last_http_status).toBe(307);
+      expect(delivery.last_error).toMatch(/redirect/);
+      expect(delivery.status).not.toBe('delivered');
+      expect(target.requests).toHaveLength(0);
+    } finally {
+      redirector.closeAllConnections();
+      await new Promise<void>((resolve) => redirector.close(() => resolve()));
+    }
   });
 });
