@@ -2,19 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type ApiOptions, clientOf } from '../support/api';
 import { isAlive, type LocalProcess, startLocalProcess } from '../support/local-process';
 
-async function call(base: string, path: string, init: { method?: string; apiKey?: string; token?: string; body?: unknown } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (init.apiKey) headers['x-service-api-key'] = init.apiKey;
-  if (init.token) headers.authorization = `Bearer ${init.token}`;
-  const response = await fetch(`${base}${path}`, {
-    method: init.method ?? (init.body ? 'POST' : 'GET'),
-    headers,
-    body: init.body ? JSON.stringify(init.body) : undefined,
-  });
-  return { status: response.status, body: (await response.json().catch(() => undefined)) as any };
-}
+const call = (base: string, path: string, options: ApiOptions = {}) => clientOf(base)(path, options);
 
 describe('npm start (bin/local.ts) as a process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-data-'));

@@ -1,11 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISO_TIMESTAMP, uniqueId } from '../support/api';
+import { type ApiResponse, clientOf, ISO_TIMESTAMP, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 import {
-  type ClientResponse,
-  clientOf,
   eventually,
   hmacSha256Hex,
   type ReceivedRequest,
@@ -140,7 +138,7 @@ describe.each([{ okStatus: 200 }, { okStatus: 202 }, { okStatus: 204 }])('a mess
   let target: WebhookReceiver;
   let authorId: string;
   let roomId: string;
-  let posted: ClientResponse;
+  let posted: ApiResponse;
   let arrived: ReceivedRequest;
   let delivered: Delivery;
   let before: LocalStats;
@@ -320,7 +318,7 @@ describe('a receiver that never succeeds', () => {
   const finals = new Map<string, Delivery>();
   let failedBefore: number;
   let failedAfter: number;
-  let replayWhilePending: ClientResponse | undefined;
+  let replayWhilePending: ApiResponse | undefined;
   let healthy: { receiver: WebhookReceiver; webhookId: string };
 
   const setupOf = (name: string) => setups.get(name)!;
@@ -455,7 +453,7 @@ describe('a receiver that never succeeds', () => {
   describe.each(failing.filter(({ behaviour }) => behaviour !== undefined))(
     'replayed after the receiver that $name is fixed',
     ({ name }) => {
-      let replayed: ClientResponse;
+      let replayed: ApiResponse;
       let delivered: Delivery;
       let admin: string;
 

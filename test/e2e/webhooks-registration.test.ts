@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiOptions, api, createTestProject, ISO_TIMESTAMP, type TestProject, uniqueId } from '../support/api';
+import { type ApiOptions, api, clientOf, createTestProject, ISO_TIMESTAMP, type TestProject, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
-import { clientOf } from '../support/webhook-receiver';
 
 /**
  * Webhook registration: the catalogue, validation of every field, the secret shown once, deletion,

@@ -6,10 +6,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDynamoDbLocal } from '../../lib/local/dynamodb-local';
-import { api, createTestProject, uniqueId } from '../support/api';
+import { api, clientOf, createTestProject, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 import { partition } from '../support/raw-table';
-import { clientOf, hmacSha256Hex, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { hmacSha256Hex, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * The storage rule for webhook secrets: with `WEBHOOK_SECRET_ENCRYPTION_KEY` (64 hex or 43 base64

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientOf } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
-import { clientOf, hmacSha256Hex } from '../support/webhook-receiver';
+import { hmacSha256Hex } from '../support/webhook-receiver';
 
 /**
  * The public verification routes, `POST /webhooks/verify` (a registered webhook's secret) and

@@ -19,26 +19,32 @@ export interface ApiOptions {
   readonly headers?: Record<string, string>;
 }
 
-/** One HTTP request to the local gateway over a real socket. */
-export async function api<T = any>(path: string, options: ApiOptions = {}): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.apiKey) headers['x-service-api-key'] = options.apiKey;
-  let body: string | undefined = options.rawBody;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] = 'application/json';
-  }
-  const response = await fetch(`${runtime().baseUrl}${path}`, { method: options.method ?? (body ? 'POST' : 'GET'), headers, body });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // Non-JSON bodies stay text; tests that expect JSON fail on their own assertions.
-  }
-  return { status: response.status, body: parsed as T, headers: response.headers };
+/**
+ * A client for one runtime's gateway: real `fetch` over a socket, JSON in and out. `api` below is
+ * bound to the shared runtime; tests that start their own (`startLocalProcess`) use this directly.
+ */
+export function clientOf(baseUrl: string) {
+  return async function request<T = any>(path: string, options: ApiOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (options.apiKey) headers['x-service-api-key'] = options.apiKey;
+    let body = options.rawBody;
+    if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Non-JSON bodies stay text; tests that expect JSON fail on their own assertions.
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  };
 }
+
+/** One HTTP request to the shared runtime's gateway. */
+export const api = <T = any>(path: string, options: ApiOptions = {}) => clientOf(runtime().baseUrl)<T>(path, options);
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 

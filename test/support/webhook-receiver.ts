@@ -123,39 +123,6 @@ export async function unreachableUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/hook`;
 }
 
-export interface ClientResponse<T = any> {
-  readonly status: number;
-  readonly body: T;
-  readonly headers: Headers;
-}
-
-/**
- * Requests to a runtime the test started itself (`startLocalProcess`), which `test/support/api.ts`
- * (bound to the shared runtime) cannot reach.
- */
-export function clientOf(baseUrl: string) {
-  return async function request<T = any>(
-    path: string,
-    options: { method?: string; body?: unknown; rawBody?: string; token?: string; apiKey?: string; headers?: Record<string, string> } = {},
-  ): Promise<ClientResponse<T>> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    if (options.apiKey) headers['x-service-api-key'] = options.apiKey;
-    let body = options.rawBody;
-    if (options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // Non-JSON bodies stay text.
-    }
-    return { status: response.status, body: parsed as T, headers: response.headers };
-  };
-}
-
 /** Polls `probe` until it returns something truthy; throws with `what` after `timeoutMs`. */
 export async function eventually<T>(
   what: string,
