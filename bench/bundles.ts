@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { httpRoutes, webSocketRoutes } from '../lib/routes';
+import { httpRoutes, queueConsumers, stateMachines, webSocketRoutes } from '../lib/routes';
 import { median, round } from './stats';
 
 export interface BundleResult {
   readonly id: string;
-  readonly kind: 'http' | 'websocket';
+  readonly kind: 'http' | 'websocket' | 'queue' | 'task';
   readonly route: string;
   readonly handler: string;
   /** Bytes of `index.mjs` (the source map beside it is not counted). */
@@ -184,6 +184,8 @@ export async function measureBundles(options: {
   const entries = [
     ...httpRoutes.map((r) => ({ id: r.id, kind: 'http' as const, route: `${r.method} ${r.path}`, handler: r.handler })),
     ...webSocketRoutes.map((r) => ({ id: r.id, kind: 'websocket' as const, route: r.routeKey, handler: r.handler })),
+    ...queueConsumers.map((c) => ({ id: c.id, kind: 'queue' as const, route: `queue ${c.queue}`, handler: c.handler })),
+    ...stateMachines.flatMap((m) => m.tasks.map((t) => ({ id: t.id, kind: 'task' as const, route: `${m.id} task`, handler: t.handler }))),
   ];
   const functions: BundleResult[] = [];
   try {

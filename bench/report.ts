@@ -361,7 +361,7 @@ function bundlesSection(results: BenchResults): string {
     : '';
   return `## 3. Bundle size and module init
 
-Each handler of \`httpRoutes\` and \`webSocketRoutes\` is bundled with the local esbuild ${o.esbuildVersion} using the options of \`ChatFunction\`, read from \`${o.source}\`: platform ${o.platform}, format ${o.format}, target ${o.target}, bundle, minify, source map (written beside the bundle, not counted), main fields ${o.mainFields.join(',')}, ${o.external.length ? `external ${o.external.join(', ')}` : 'no externals (the AWS SDK v3 is bundled, `bundleAwsSDK: true`)'}, and the \`createRequire\` banner. Size is the bytes of \`index.mjs\` (KB = 1,024 bytes). Init is the median of ${b.initRuns} fresh \`node\` processes (${b.nodeVersion}) timing \`await import()\` of the bundle with only ${Object.entries(
+Each function of the wiring table (\`httpRoutes\`, \`webSocketRoutes\`, \`queueConsumers\` and the \`stateMachines\` tasks) is bundled with the local esbuild ${o.esbuildVersion} using the options of \`ChatFunction\`, read from \`${o.source}\`: platform ${o.platform}, format ${o.format}, target ${o.target}, bundle, minify, source map (written beside the bundle, not counted), main fields ${o.mainFields.join(',')}, ${o.external.length ? `external ${o.external.join(', ')}` : 'no externals (the AWS SDK v3 is bundled, `bundleAwsSDK: true`)'}, and the \`createRequire\` banner. Size is the bytes of \`index.mjs\` (KB = 1,024 bytes). Init is the median of ${b.initRuns} fresh \`node\` processes (${b.nodeVersion}) timing \`await import()\` of the bundle with only ${Object.entries(
     b.initEnv,
   )
     .map(([k, v]) => `\`${k}=${v}\``)
