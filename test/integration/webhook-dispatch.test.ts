@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '#domain/projects/projects';
-import { dispatchEvent } from '#domain/webhooks/deliveries';
+import { deliveryIdFor, dispatchEvent } from '#domain/webhooks/deliveries';
 import { listWebhooks, registerWebhook } from '#domain/webhooks/registrations';
 import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
 import type { DomainEvent } from '#shared/queue';
@@ -67,7 +66,7 @@ describe('dispatching an event', () => {
     const { projectId, event } = await subscribedProject();
     const eventId = uniqueId('event');
     const [webhook] = await listWebhooks(projectId);
-    const deliveryId = `whd_${createHash('sha256').update(`${eventId}|${webhook?.id}`).digest('hex').slice(0, 32)}`;
+    const deliveryId = deliveryIdFor(eventId, String(webhook?.id));
     const now = new Date().toISOString();
     await raw.send(
       new PutCommand({

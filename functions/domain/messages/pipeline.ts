@@ -75,10 +75,11 @@ function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefi
   return config.RATE_LIMIT_MESSAGE_KEYS.map((key) => value[key]);
 }
 
+/** A parent only needs to exist, so an eventually consistent read (half the cost) is enough. */
 async function requireMessage(projectId: string, roomId: string, messageId: number): Promise<MessageItem> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId) }));
-  if (!Item) throw new MessageNotFoundError();
-  return messageItem.parse(Item);
+  const message = await messageAt(projectId, roomId, messageId, { consistent: false });
+  if (!message) throw new MessageNotFoundError();
+  return message;
 }
 
 interface Reservation {
@@ -86,9 +87,14 @@ interface Reservation {
   readonly createdAt: string;
 }
 
-async function messageAt(projectId: string, roomId: string, messageId: number): Promise<MessageItem | undefined> {
+async function messageAt(
+  projectId: string,
+  roomId: string,
+  messageId: number,
+  options = { consistent: true },
+): Promise<MessageItem | undefined> {
   const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId), ConsistentRead: options.consistent }),
   );
   return Item ? messageItem.parse(Item) : undefined;
 }

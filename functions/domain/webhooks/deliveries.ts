@@ -44,7 +44,7 @@ export interface AttemptState {
 }
 
 /** Stable per event and registration, so an event the queue delivers twice makes one delivery. */
-const deliveryIdFor = (eventId: string, webhookId: string) =>
+export const deliveryIdFor = (eventId: string, webhookId: string) =>
   `whd_${createHash('sha256').update(`${eventId}|${webhookId}`).digest('hex').slice(0, 32)}`;
 
 async function readDelivery(projectId: string, deliveryId: string): Promise<DeliveryItem | undefined> {
