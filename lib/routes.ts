@@ -30,7 +30,14 @@ export type Role = (typeof ROLES)[number];
  * (`table:read` → `grantReadData`, `webhooks:start` → `states:StartExecution` on the retry state
  * machine, ...) and the matching environment variable.
  */
-export type Access = 'table:read' | 'table:write' | 'events:send' | 'connections:manage' | 'webhooks:start';
+export type Access = 'table:read' | 'table:write' | 'events:send' | 'realtime:send' | 'connections:manage' | 'webhooks:start';
+
+/**
+ * Where an HTTP route is served on AWS. `httpApi` is the HTTP API; `functionUrl` is a Lambda
+ * function URL in `RESPONSE_STREAM` mode, for routes that stream (SSE), which HTTP APIs cannot.
+ * The local gateway serves both on one port.
+ */
+export type Transport = 'httpApi' | 'functionUrl';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -46,6 +53,8 @@ export interface HttpRoute {
   /** Lowest JWT role admitted. A service principal (API key) passes every role check. @default 'guest' */
   readonly minRole?: Role;
   readonly access: readonly Access[];
+  /** @default 'httpApi' */
+  readonly transport?: Transport;
   readonly summary: string;
 }
 
@@ -64,6 +73,8 @@ export interface QueueConsumer {
   readonly queue: string;
   readonly handler: string;
   readonly batchSize: number;
+  /** Concurrent batches (the event source's maximum concurrency on AWS, at least 2; pollers locally). */
+  readonly maxConcurrency: number;
   /** Seconds; the queue's visibility timeout must exceed it. */
   readonly timeoutSeconds: number;
   readonly access: readonly Access[];
@@ -99,7 +110,8 @@ export interface QueueDefinition {
 }
 
 const readWrite: readonly Access[] = ['table:read', 'table:write'];
-const messageWriter: readonly Access[] = ['table:read', 'table:write', 'events:send', 'connections:manage'];
+/** Writes messages or realtime frames: the table, domain events, room fan-out (maybe queued) and posts to connections. */
+const messageWriter: readonly Access[] = ['table:read', 'table:write', 'events:send', 'realtime:send', 'connections:manage'];
 
 export const httpRoutes: readonly HttpRoute[] = [
   {
@@ -217,7 +229,7 @@ export const httpRoutes: readonly HttpRoute[] = [
     path: '/rooms/{roomId}/members/{userId}',
     handler: 'http/rooms/remove-member.ts',
     auth: 'userOrService',
-    access: [...readWrite, 'connections:manage'],
+    access: messageWriter,
     summary: "Remove a member (self, room owner, moderator or admin) and close the member's sockets to the room",
   },
   {
@@ -383,6 +395,100 @@ export const httpRoutes: readonly HttpRoute[] = [
     access: [...readWrite, 'webhooks:start'],
     summary: 'Put a failed delivery back to pending and run its attempts again',
   },
+  {
+    id: 'StreamRoom',
+    method: 'GET',
+    path: '/rooms/{roomId}/stream',
+    handler: 'http/realtime/stream-room.ts',
+    auth: 'user',
+    access: readWrite,
+    transport: 'functionUrl',
+    summary: 'Server-sent events of a room (token in Authorization or ?token=), resumable with Last-Event-ID',
+  },
+  {
+    id: 'PublishEvents',
+    method: 'POST',
+    path: '/events',
+    handler: 'http/realtime/publish-events.ts',
+    auth: 'userOrService',
+    minRole: 'member',
+    access: messageWriter,
+    summary: 'Broadcast a server event to rooms the caller may post to, except one socket',
+  },
+  {
+    id: 'PublishUserEvent',
+    method: 'POST',
+    path: '/users/{userId}/events',
+    handler: 'http/realtime/publish-user-event.ts',
+    auth: 'userOrService',
+    access: messageWriter,
+    summary: "Push a notification to a user's user channel (the user or an admin)",
+  },
+  {
+    id: 'CloseUserConnections',
+    method: 'DELETE',
+    path: '/users/{userId}/connections',
+    handler: 'http/realtime/close-user-connections.ts',
+    auth: 'userOrService',
+    access: messageWriter,
+    summary: 'Close every room and user-channel connection of a user (the user or an admin)',
+  },
+  {
+    id: 'ListWatchlist',
+    method: 'GET',
+    path: '/users/{userId}/watchlist',
+    handler: 'http/realtime/list-watchlist.ts',
+    auth: 'userOrService',
+    access: ['table:read'],
+    summary: "A user's watched rooms and users (the user or an admin)",
+  },
+  {
+    id: 'AddWatchlistTarget',
+    method: 'POST',
+    path: '/users/{userId}/watchlist',
+    handler: 'http/realtime/add-watchlist-target.ts',
+    auth: 'userOrService',
+    access: readWrite,
+    summary: 'Watch a room or a user: activity reaches the user channel',
+  },
+  {
+    id: 'RemoveWatchlistTarget',
+    method: 'DELETE',
+    path: '/users/{userId}/watchlist',
+    handler: 'http/realtime/remove-watchlist-target.ts',
+    auth: 'userOrService',
+    access: readWrite,
+    summary: 'Stop watching a room or a user',
+  },
+  {
+    id: 'GetFeatureFlags',
+    method: 'GET',
+    path: '/client/feature-flags',
+    handler: 'http/flags/get-feature-flags.ts',
+    auth: 'none',
+    access: ['table:read'],
+    summary: "Client feature flags; a bearer token targets its project's overrides",
+  },
+  {
+    id: 'GetProjectFeatureFlags',
+    method: 'GET',
+    path: '/admin/feature-flags',
+    handler: 'http/flags/get-project-feature-flags.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: ['table:read'],
+    summary: "The project's feature flag overrides",
+  },
+  {
+    id: 'SetProjectFeatureFlags',
+    method: 'PUT',
+    path: '/admin/feature-flags',
+    handler: 'http/flags/set-project-feature-flags.ts',
+    auth: 'userOrService',
+    minRole: 'admin',
+    access: readWrite,
+    summary: "Replace the project's feature flag overrides",
+  },
 ];
 
 export const webSocketRoutes: readonly WebSocketRoute[] = [
@@ -390,22 +496,22 @@ export const webSocketRoutes: readonly WebSocketRoute[] = [
     routeKey: '$connect',
     id: 'WsConnect',
     handler: 'ws/connect.ts',
-    access: readWrite,
-    summary: 'Authenticate the token, check room membership, store the connection',
+    access: [...readWrite, 'realtime:send'],
+    summary: 'Authenticate the token, check room membership (or user channel ownership), store the connection, queue the welcome frames',
   },
   {
     routeKey: '$disconnect',
     id: 'WsDisconnect',
     handler: 'ws/disconnect.ts',
-    access: readWrite,
-    summary: 'Delete the connection',
+    access: messageWriter,
+    summary: 'Delete the connection; presence leave frames and room events',
   },
   {
     routeKey: '$default',
     id: 'WsDefault',
     handler: 'ws/default.ts',
     access: messageWriter,
-    summary: 'Client frames: `type: message` through the message pipeline',
+    summary: 'Client frames: `message` through the message pipeline, `client-*` events, `ping`',
   },
 ];
 
@@ -417,6 +523,13 @@ export const queues: readonly QueueDefinition[] = [
     maxReceiveCount: 5,
     summary: 'Domain events (message.created, mention, moderation.auto_flag, ...) for webhooks, push and summaries',
   },
+  {
+    id: 'Realtime',
+    // Six times the worker's timeout.
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 3,
+    summary: 'Realtime jobs: the welcome frames after a connect, and fan-out batches of large rooms',
+  },
 ];
 
 export const queueConsumers: readonly QueueConsumer[] = [
@@ -425,9 +538,22 @@ export const queueConsumers: readonly QueueConsumer[] = [
     queue: 'Events',
     handler: 'workers/dispatch-events.ts',
     batchSize: 10,
+    maxConcurrency: 2,
     timeoutSeconds: 60,
-    access: [...readWrite, 'webhooks:start'],
-    summary: 'Deliver each domain event to its webhooks: first attempt at once, the rest through the retry state machine',
+    access: [...readWrite, 'webhooks:start', 'connections:manage'],
+    summary:
+      'Deliver each domain event to its webhooks (first attempt at once, the rest through the retry state machine) and to watchers of its room',
+  },
+  {
+    id: 'RealtimeWorker',
+    queue: 'Realtime',
+    handler: 'workers/realtime.ts',
+    batchSize: 10,
+    // Welcome frames wait on nothing else, and large rooms fan out over several batches at once.
+    maxConcurrency: 8,
+    timeoutSeconds: 30,
+    access: messageWriter,
+    summary: 'Welcome frames of new connections and fan-out batches of large rooms',
   },
 ];
 

@@ -22,6 +22,7 @@ export type IndexName = (typeof tableSchema.globalSecondaryIndexes)[number]['ind
 export const resourceEnv = {
   table: 'TABLE_NAME',
   eventsQueue: 'EVENTS_QUEUE_URL',
+  realtimeQueue: 'REALTIME_QUEUE_URL',
   connectionsEndpoint: 'CONNECTIONS_ENDPOINT',
   webhookStateMachine: 'WEBHOOK_STATE_MACHINE_ARN',
 } as const;

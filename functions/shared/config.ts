@@ -13,6 +13,8 @@ const configSchema = z.object({
   TABLE_NAME: z.optional(z.string().check(z.minLength(1))),
   /** Set only on functions whose wiring-table entry has `events:send`. */
   EVENTS_QUEUE_URL: z.optional(z.url()),
+  /** Set only on functions whose wiring-table entry has `realtime:send`. */
+  REALTIME_QUEUE_URL: z.optional(z.url()),
   /** https callback URL of the WebSocket stage (AWS) or the local gateway base URL. */
   CONNECTIONS_ENDPOINT: z.optional(z.url()),
   /** Operator secret for `/platform/*`; those routes answer 404 while it is unset. */
@@ -61,6 +63,22 @@ const configSchema = z.object({
       ),
   ),
   RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE: positiveInt(60),
+  /** `client-*` frames per connection per second. */
+  RATE_LIMIT_CLIENT_EVENTS_PER_SECOND: positiveInt(10),
+  /** New WebSocket connections to public rooms per user per minute; unset means unlimited. */
+  RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE: z.optional(z.coerce.number().check(z.int(), z.positive())),
+  /** Rooms with more connections than this fan out through the realtime queue's parallel workers. */
+  REALTIME_FANOUT_QUEUE_THRESHOLD: positiveInt(200),
+  /** Connections per fan-out job (one SQS message) above the threshold. */
+  REALTIME_FANOUT_BATCH_SIZE: positiveInt(100),
+  /** Presence frames are broadcast while a room has at most this many connections. */
+  REALTIME_PRESENCE_MAX_CONNECTIONS: positiveInt(100),
+  /** Messages in the `history` frame when the client does not ask (`history=`). */
+  REALTIME_HISTORY_DEFAULT: z._default(z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(100)), 20),
+  SSE_POLL_INTERVAL_MS: positiveInt(1000),
+  SSE_HEARTBEAT_MS: positiveInt(15_000),
+  /** An SSE response ends after this long (Lambda's limit is 15 minutes); EventSource reconnects itself. */
+  SSE_MAX_DURATION_SECONDS: positiveInt(840),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -12,10 +12,14 @@ function managementClient(): ApiGatewayManagementApiClient {
 
 export type PostOutcome = 'sent' | 'gone';
 
-/** Sends one frame. `gone` means API Gateway no longer knows the connection (410), so the caller deletes it. */
+/**
+ * Sends one frame (an object, or JSON already serialised by a fan-out). `gone` means API Gateway
+ * no longer knows the connection (410), so the caller deletes it.
+ */
 export async function postToConnection(connectionId: string, frame: unknown): Promise<PostOutcome> {
+  const data = typeof frame === 'string' ? frame : JSON.stringify(frame);
   try {
-    await managementClient().send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(JSON.stringify(frame)) }));
+    await managementClient().send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(data) }));
     return 'sent';
   } catch (error) {
     if ((error as { name?: string }).name === 'GoneException') return 'gone';

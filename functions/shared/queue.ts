@@ -32,19 +32,52 @@ export const sqsSafeJson = (value: unknown) =>
 export async function publishEvents(events: readonly DomainEvent[]): Promise<void> {
   const queueUrl = config.EVENTS_QUEUE_URL;
   if (!queueUrl) throw new Error('EVENTS_QUEUE_URL is not set: give this route `events:send` in lib/routes.ts');
-  for (let start = 0; start < events.length; start += SQS_BATCH_LIMIT) {
-    let batch = events.slice(start, start + SQS_BATCH_LIMIT).map((event, index) => ({
-      Id: String(index),
+  await sendBatches(
+    queueUrl,
+    events.map((event) => ({
       // The id lets consumers stay idempotent when SQS delivers a message twice.
-      MessageBody: sqsSafeJson({ id: randomUUID(), ...event }),
-      MessageAttributes: { eventType: { DataType: 'String', StringValue: event.type } },
-    }));
+      body: { id: randomUUID(), ...event },
+      attributes: { eventType: { DataType: 'String', StringValue: event.type } },
+    })),
+  );
+}
+
+/** Sends realtime jobs (welcome frames, fan-out batches) to the realtime queue's workers. */
+export async function sendRealtimeJobs(jobs: readonly { readonly kind: string }[]): Promise<void> {
+  const queueUrl = config.REALTIME_QUEUE_URL;
+  if (!queueUrl) throw new Error('REALTIME_QUEUE_URL is not set: give this route `realtime:send` in lib/routes.ts');
+  await sendBatches(
+    queueUrl,
+    jobs.map((job) => ({ body: job, attributes: { kind: { DataType: 'String', StringValue: job.kind } } })),
+  );
+}
+
+/** SQS caps a batch at 10 entries and 256 KiB in total; a little headroom for attributes. */
+const SQS_BATCH_BYTES = 240 * 1024;
+
+async function sendBatches(
+  queueUrl: string,
+  messages: readonly { body: unknown; attributes: Record<string, { DataType: string; StringValue: string }> }[],
+): Promise<void> {
+  const entries = messages.map((message) => ({ MessageBody: sqsSafeJson(message.body), MessageAttributes: message.attributes }));
+  let start = 0;
+  while (start < entries.length) {
+    let end = start;
+    let bytes = 0;
+    while (end < entries.length && end - start < SQS_BATCH_LIMIT) {
+      const size = Buffer.byteLength((entries[end] as { MessageBody: string }).MessageBody);
+      if (end > start && bytes + size > SQS_BATCH_BYTES) break;
+      bytes += size;
+      end++;
+    }
+    let batch = entries.slice(start, end).map((entry, index) => ({ Id: String(index), ...entry }));
+    start = end;
     for (let attempt = 1; batch.length > 0; attempt++) {
       const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch }));
       const failedIds = new Set((result.Failed ?? []).map((failure) => failure.Id));
       batch = batch.filter((entry) => failedIds.has(entry.Id));
       if (batch.length > 0 && attempt >= 2) {
-        throw new Error(`SQS rejected ${batch.length} event(s): ${JSON.stringify(result.Failed)}`);
+        throw new Error(`SQS rejected ${batch.length} message(s): ${JSON.stringify(result.Failed)}`);
       }
     }
   }

@@ -1,28 +1,65 @@
-import { saveConnection } from '#domain/realtime/connections';
+import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
+import { registerConnection } from '#domain/realtime/connections';
+import type { WelcomeJob } from '#domain/realtime/welcome';
 import { accessRoom } from '#domain/rooms/rooms';
 import { authenticateToken } from '#shared/auth';
+import { config } from '#shared/config';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '#shared/errors';
 import { idSchema } from '#shared/ids';
+import { sendRealtimeJobs } from '#shared/queue';
+import * as z from '#shared/schema';
 import { wsHandler } from '#shared/ws';
 
+/** The room channel (`roomId`) or the user channel (`userId`); the local gateway maps the paths to these. */
+const connectQuery = z.object({
+  token: z.optional(z.string()),
+  roomId: z.optional(idSchema),
+  userId: z.optional(idSchema),
+  cache: z.optional(z.enum(['0', '1', 'true', 'false'])),
+  history: z.optional(z.pipe(z.string().check(z.regex(/^\d{1,3}$/)), z.transform(Number)).check(z.maximum(100))),
+});
+
 /**
- * `GET /ws/rooms/<roomId>?token=<JWT>`: the token arrives in the query string because browsers cannot
- * set headers on a WebSocket. Expired or bad tokens get 401, non-members 403, and no upgrade.
+ * `GET /ws/rooms/<roomId>?token=<JWT>` or `/ws/user/<userId>?token=<JWT>`: the token arrives in
+ * the query string because browsers cannot set headers on a WebSocket. Expired or bad tokens get
+ * 401, non-members 403, and no upgrade. API Gateway cannot post to the connection until this
+ * returns, so the opening frames are queued for the realtime worker.
  */
 export const handler = wsHandler('$connect', async (event) => {
-  const query = event.queryStringParameters ?? {};
+  const parsed = connectQuery.safeParse(event.queryStringParameters ?? {});
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((issue) => ({ field: `query.${issue.path.join('.')}`, message: issue.message }));
+    throw new BadRequestError(`Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, details);
+  }
+  const query = parsed.data;
   if (!query.token) throw new UnauthorizedError('missing_credentials', 'The token query parameter is required');
   const principal = await authenticateToken(query.token);
-  const roomId = idSchema.safeParse(query.roomId);
-  if (!roomId.success) throw new BadRequestError('A valid roomId is required');
-  const { membership } = await accessRoom(principal, roomId.data, { join: true });
+  const connectionId = event.requestContext.connectionId;
+  const base = { projectId: principal.projectId, userId: principal.userId, roles: [...principal.roles], connectionId };
+
+  if (query.userId !== undefined && query.roomId === undefined) {
+    if (query.userId !== principal.userId) throw new ForbiddenError("Only the user's own token may open their user channel");
+    const connection = { ...base, channel: 'user' as const };
+    const change = await registerConnection(connection);
+    await queueWelcome({ kind: 'welcome', connection, change, history: 0, cache: false });
+    return { statusCode: 200 };
+  }
+
+  if (query.roomId === undefined) throw new BadRequestError('A roomId (or a userId for the user channel) is required');
+  const { room, membership } = await accessRoom(principal, query.roomId, { join: true });
   if (!membership) throw new ForbiddenError('Only room members may connect', 'not_a_member');
-  await saveConnection({
-    projectId: principal.projectId,
-    roomId: roomId.data,
-    userId: principal.userId,
-    roles: [...principal.roles],
-    connectionId: event.requestContext.connectionId,
+  const publicLimit = config.RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE;
+  if (room.type === 'public' && publicLimit) await consumeRateLimit(principal.projectId, 'ws-public', [principal.userId], publicLimit);
+  const connection = { ...base, channel: 'room' as const, roomId: query.roomId };
+  const change = await registerConnection(connection);
+  await queueWelcome({
+    kind: 'welcome',
+    connection,
+    change,
+    history: query.history ?? config.REALTIME_HISTORY_DEFAULT,
+    cache: query.cache === '1' || query.cache === 'true',
   });
   return { statusCode: 200 };
 });
+
+const queueWelcome = (job: WelcomeJob) => sendRealtimeJobs([job]);

@@ -1,8 +1,10 @@
-import { deleteConnection, findConnection } from '#domain/realtime/connections';
+import { dropConnection } from '#domain/realtime/connections';
+import { announceDepartures } from '#domain/realtime/presence';
 import { wsHandler } from '#shared/ws';
 
+/** Best effort on AWS: a connection whose `$disconnect` never comes is forgotten on its first 410, or by TTL. */
 export const handler = wsHandler('$disconnect', async (event) => {
-  const connection = await findConnection(event.requestContext.connectionId);
-  if (connection) await deleteConnection(connection);
+  const dropped = await dropConnection(event.requestContext.connectionId);
+  if (dropped) await announceDepartures([dropped]);
   return { statusCode: 200 };
 });

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes';
 import type { HandlerHost } from './handlers';
+import { LocalResponseStream } from './streaming';
 
 /** API Gateway's payload limit for HTTP APIs. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -90,11 +91,19 @@ function decodePathParameters(names: readonly string[], values: RegExpExecArray)
 /** API Gateway WebSocket connection ids look like `L0SM9cOFvHcCIhw=`. */
 const newConnectionId = () => randomBytes(10).toString('base64');
 
+/** Management API calls, as CloudWatch would count them on AWS (`postToConnection` is billed per message). */
+export interface ManagementStats {
+  readonly posts: number;
+  readonly gone: number;
+  readonly deletes: number;
+}
+
 export interface Gateway {
   readonly port: number;
   readonly baseUrl: string;
   /** Open WebSocket connections, for tests and benchmarks. */
   connectionCount(): number;
+  managementStats(): ManagementStats;
   stop(): Promise<void>;
 }
 
@@ -123,6 +132,7 @@ export async function startGateway(options: {
   let baseUrl = '';
   let domainName = '';
   let stopping = false;
+  const management = { posts: 0, gone: 0, deletes: 0 };
 
   async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
@@ -197,6 +207,13 @@ export async function startGateway(options: {
         timeEpoch: now.getTime(),
       },
     };
+    if (route.transport === 'functionUrl') {
+      // A function URL in RESPONSE_STREAM mode on AWS: the handler writes the body as it goes.
+      const stream = new LocalResponseStream(response, CORS_HEADERS);
+      await options.handlers.invokeStreaming(route.handler, route.id, event, stream);
+      if (!stream.writableEnded) stream.end();
+      return;
+    }
     const result = (await options.handlers.invoke(route.handler, route.id, event)) as APIGatewayProxyResultV2;
     writeLambdaResult(response, result);
   }
@@ -217,7 +234,10 @@ export async function startGateway(options: {
   async function handleManagementApi(method: string, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
     const connectionId = decodeURIComponent(url.pathname.slice('/@connections/'.length));
     const entry = sockets.get(connectionId);
+    if (method === 'POST') management.posts++;
+    if (method === 'DELETE') management.deletes++;
     if (!entry) {
+      if (method === 'POST') management.gone++;
       sendJson(response, 410, { message: 'Gone' }, { 'x-amzn-errortype': 'GoneException' });
       return;
     }
@@ -281,24 +301,27 @@ export async function startGateway(options: {
   const webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
 
   /**
-   * `GET /ws/rooms/<roomId>` (or `/ws?roomId=`): `$connect` runs before the upgrade, and a non-2xx
+   * `GET /ws/rooms/<roomId>`, `GET /ws/user/<userId>` (or `/ws?roomId=` / `/ws?userId=`, the form
+   * API Gateway's single stage URL takes): `$connect` runs before the upgrade, and a non-2xx
    * answer refuses it. The connection is registered only after the upgrade completes, so, as on
    * API Gateway, posting to it from inside `$connect` fails with 410.
    */
   async function handleUpgrade(request: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
-    const room = /^\/ws\/rooms\/([^/]+)$/.exec(url.pathname);
-    if (!room && url.pathname !== '/ws') {
+    const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(url.pathname);
+    if (!channel && url.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       return;
     }
     const query = queryRecord(url) ?? {};
-    const roomParameter = room ? decodePathParameters(['roomId'], room) : {};
-    if (!roomParameter) {
-      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-      return;
+    if (channel) {
+      const decoded = decodePathParameters(['kind', 'id'], channel);
+      if (!decoded) {
+        socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        return;
+      }
+      query[channel[1] === 'rooms' ? 'roomId' : 'userId'] = decoded.id as string;
     }
-    if (roomParameter.roomId) query.roomId = roomParameter.roomId;
     const connectionId = newConnectionId();
     const headers = headerRecord(request);
     const result = await invokeWebSocketRoute('$connect', connectionId, { headers, queryStringParameters: query });
@@ -306,7 +329,7 @@ export async function startGateway(options: {
     if (status < 200 || status >= 300) {
       const body = typeof result === 'object' && result?.body ? result.body : '';
       socket.end(
-        `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Refused'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
       return;
     }
@@ -362,6 +385,7 @@ export async function startGateway(options: {
     port,
     baseUrl,
     connectionCount: () => sockets.size,
+    managementStats: () => ({ ...management }),
     stop: async () => {
       stopping = true;
       for (const { socket } of sockets.values()) socket.terminate();

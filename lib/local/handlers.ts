@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
+import { installAwsLambdaGlobal, isStreamingHandler } from './streaming';
 
-export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
+export type LambdaHandler = (event: unknown, contextOrStream: Context | Writable, context?: Context) => Promise<unknown>;
 
 /** A Lambda context good enough for our handlers: ids, names and a 30 s deadline. */
 export function lambdaContext(functionName: string): Context {
@@ -32,7 +34,9 @@ export function lambdaContext(functionName: string): Context {
 export class HandlerHost {
   private readonly loaded = new Map<string, Promise<LambdaHandler>>();
 
-  constructor(private readonly functionsDir: string) {}
+  constructor(private readonly functionsDir: string) {
+    installAwsLambdaGlobal();
+  }
 
   load(file: string): Promise<LambdaHandler> {
     let handler = this.loaded.get(file);
@@ -49,5 +53,12 @@ export class HandlerHost {
   async invoke(file: string, functionName: string, event: unknown): Promise<unknown> {
     const handler = await this.load(file);
     return handler(event, lambdaContext(functionName));
+  }
+
+  /** Invokes a response-streaming handler (`awslambda.streamifyResponse`) with the stream it writes to. */
+  async invokeStreaming(file: string, functionName: string, event: unknown, responseStream: Writable): Promise<void> {
+    const handler = await this.load(file);
+    if (!isStreamingHandler(handler)) throw new Error(`${file} is served by a function URL but is not a streaming handler`);
+    await handler(event, responseStream, lambdaContext(functionName));
   }
 }

@@ -4,9 +4,6 @@ import { queueConsumers } from '../routes';
 import type { HandlerHost } from './handlers';
 import { LOCAL_REGION } from './sqs-local';
 
-/** Pollers per consumer: Lambda runs several batches of one queue at once, and so does this. */
-const POLLERS = 2;
-
 function toRecord(message: Message, queueArn: string): SQSEvent['Records'][number] {
   const attributes = message.Attributes ?? {};
   return {
@@ -57,6 +54,10 @@ export function startQueueConsumers(options: {
   sqsEndpoint: string;
   queueUrls: Readonly<Record<string, string>>;
   handlers: HandlerHost;
+  /** Only these consumer ids. */
+  only?: readonly string[];
+  /** All consumers but these ids. */
+  except?: readonly string[];
 }): QueueConsumers {
   const client = new SQSClient({
     endpoint: options.sqsEndpoint,
@@ -110,10 +111,14 @@ export function startQueueConsumers(options: {
     }
   }
 
-  const loops = queueConsumers.flatMap((consumer) => {
+  const chosen = queueConsumers.filter(
+    (consumer) => (!options.only || options.only.includes(consumer.id)) && !options.except?.includes(consumer.id),
+  );
+  const loops = chosen.flatMap((consumer) => {
     const queueUrl = options.queueUrls[consumer.queue];
     if (!queueUrl) throw new Error(`Consumer ${consumer.id} names unknown queue ${consumer.queue}`);
-    return Array.from({ length: POLLERS }, () => poll(consumer, queueUrl));
+    // Lambda runs up to `maxConcurrency` batches of one queue at once, and so does this.
+    return Array.from({ length: consumer.maxConcurrency }, () => poll(consumer, queueUrl));
   });
 
   return {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resourceEnv } from '../table';
 import { startDynamoDbLocal } from './dynamodb-local';
-import { type Gateway, startGateway } from './gateway';
+import { type Gateway, type ManagementStats, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
 import { type QueueConsumerStats, type QueueConsumers, startQueueConsumers } from './queue-consumers';
 import { LOCAL_REGION, startSqsLocal } from './sqs-local';
@@ -23,10 +23,11 @@ export interface LocalRuntimeOptions {
   /** Extra settings for the handlers (`RATE_LIMIT_MESSAGES_PER_MINUTE`, `CHAT_OPERATOR_KEY`, ...). */
   readonly env?: Readonly<Record<string, string>>;
   /**
-   * Run the queue consumers (events → webhooks). Off for suites that read the events queue themselves.
+   * Run the queue consumers: all (`true`), none, or those whose ids are listed (suites that read
+   * the events queue themselves still need the realtime worker for WebSocket welcome frames).
    * @default true
    */
-  readonly consumers?: boolean;
+  readonly consumers?: boolean | readonly string[];
 }
 
 export interface LocalRuntime {
@@ -40,7 +41,7 @@ export interface LocalRuntime {
   readonly env: Readonly<Record<string, string>>;
   /** Counters a deployed stack would see in CloudWatch: metrics emitted and Step Functions work. */
   stats(): LocalStats;
-  /** Starts the queue consumers if `consumers: false` held them back (benchmarks measure with and without). */
+  /** Starts the queue consumers that `consumers` held back (benchmarks measure with and without). */
   startConsumers(): void;
   stop(): Promise<void>;
 }
@@ -50,6 +51,17 @@ export interface LocalStats {
   readonly stepFunctions: StepFunctionsStats;
   /** Zeros until the consumers start. */
   readonly queueConsumers: QueueConsumerStats;
+  /** `@connections` calls: what API Gateway would bill as WebSocket messages sent. */
+  readonly connections: ManagementStats;
+}
+
+function mergeConsumerStats(parts: readonly (QueueConsumerStats | undefined)[]): QueueConsumerStats {
+  const total = { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 };
+  for (const part of parts) {
+    if (!part) continue;
+    for (const key of Object.keys(total) as (keyof QueueConsumerStats)[]) total[key] += part[key];
+  }
+  return total;
 }
 
 /**
@@ -68,14 +80,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   ]);
   let gateway: Gateway | undefined;
   let consumers: QueueConsumers | undefined;
+  /** Consumers started first on their own (`consumers: [ids]`), before `startConsumers()` starts the rest. */
+  let extraConsumers: QueueConsumers | undefined;
   const metrics: Record<string, number> = {};
   const stats = (): LocalStats => ({
     metrics: { ...metrics },
     stepFunctions: stepFunctions.stats(),
-    queueConsumers: consumers?.stats() ?? { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 },
+    queueConsumers: mergeConsumerStats([consumers, extraConsumers].map((started) => started?.stats())),
+    connections: gateway?.managementStats() ?? { posts: 0, gone: 0, deletes: 0 },
   });
   const stopAll = async () => {
-    await consumers?.stop();
+    await Promise.all([consumers?.stop(), extraConsumers?.stop()]);
     await gateway?.stop();
     await stepFunctions.stop();
     await Promise.all([dynamo.stop(), sqs.stop()]);
@@ -83,7 +98,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   try {
     gateway = await startGateway({ port: options.port ?? 8787, handlers, localStats: stats });
     const eventsQueueUrl = sqs.queueUrls.Events;
-    if (!eventsQueueUrl) throw new Error('The wiring table has no Events queue');
+    const realtimeQueueUrl = sqs.queueUrls.Realtime;
+    if (!eventsQueueUrl || !realtimeQueueUrl) throw new Error('The wiring table lacks the Events or Realtime queue');
     const env: Record<string, string> = {
       AWS_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: 'local',
@@ -93,6 +109,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
       [resourceEnv.table]: LOCAL_TABLE_NAME,
       [resourceEnv.eventsQueue]: eventsQueueUrl,
+      [resourceEnv.realtimeQueue]: realtimeQueueUrl,
       [resourceEnv.connectionsEndpoint]: gateway.baseUrl,
       [resourceEnv.webhookStateMachine]: stepFunctions.arns.WebhookRetry ?? '',
       // Webhook receivers on one machine live on loopback.
@@ -115,10 +132,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await ensureTable(admin, LOCAL_TABLE_NAME);
     admin.destroy();
 
+    const chosen = options.consumers ?? true;
+    const early = Array.isArray(chosen) ? chosen : [];
+    if (early.length > 0)
+      extraConsumers = startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers, only: early });
     const startConsumers = () => {
-      consumers ??= startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers });
+      consumers ??= startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers, except: early });
     };
-    if (options.consumers ?? true) startConsumers();
+    if (chosen === true) startConsumers();
 
     return {
       baseUrl: gateway.baseUrl,

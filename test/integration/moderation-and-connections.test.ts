@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sendMessage } from '#domain/messages/pipeline';
 import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
 import { createProject } from '#domain/projects/projects';
-import { deleteConnection, roomConnections, saveConnection } from '#domain/realtime/connections';
+import { dropConnection, registerConnection, roomConnections, userConnections } from '#domain/realtime/connections';
 import { createRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
 import { uniqueId } from '../support/api';
@@ -103,24 +103,50 @@ describe('an automatic flag', () => {
 });
 
 describe('WebSocket connections', () => {
-  it('are stored under the room and under the connection id, both with a TTL', async () => {
+  it('are stored under the connection id, the room and the user, each with a TTL', async () => {
     // Prepare
     const { projectId, roomId } = await freshProject();
     const connectionId = uniqueId('conn');
     const before = Math.floor(Date.now() / 1000);
 
     // Act
-    await saveConnection({ projectId, roomId, userId: 'alice', roles: ['member'], connectionId });
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: ['member'], connectionId });
 
     // Assess
-    const byRoom = await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`);
     const byId = await get(`CONN#${connectionId}`, 'CONN');
-    for (const item of [byRoom, byId]) {
-      expect(item).toMatchObject({ projectId, roomId, userId: 'alice', connectionId, roles: ['member'] });
+    expect(byId).toMatchObject({ projectId, channel: 'room', roomId, userId: 'alice', connectionId, roles: ['member'] });
+    const byRoom = await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`);
+    const byUser = await get(`P#${projectId}#U#alice#CONNS`, `C#${connectionId}`);
+    for (const item of [byRoom, byUser]) expect(item).toMatchObject({ connectionId, userId: 'alice', channel: 'room', roomId });
+    for (const item of [byId, byRoom, byUser]) {
       expect(item?.ttl).toBeGreaterThan(before + 2 * 3600);
       expect(item?.ttl).toBeLessThanOrEqual(before + 3 * 3600);
     }
     expect((await roomConnections(projectId, roomId)).map((c) => c.connectionId)).toEqual([connectionId]);
+    expect((await userConnections(projectId, 'alice')).map((c) => c.connectionId)).toEqual([connectionId]);
+  });
+
+  it('count presence atomically: first in joins and occupies, last out leaves and vacates, once each', async () => {
+    // Prepare
+    const { projectId, roomId } = await freshProject();
+    const ids = Array.from({ length: 6 }, () => uniqueId('conn'));
+
+    // Act: six connections of one user at once, then all dropped at once, each dropped twice
+    const arrivals = await Promise.all(
+      ids.map((connectionId) => registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: [], connectionId })),
+    );
+    const departures = await Promise.all([...ids, ...ids].map((connectionId) => dropConnection(connectionId)));
+
+    // Assess
+    expect(arrivals.filter((change) => change.joined)).toHaveLength(1);
+    expect(arrivals.filter((change) => change.occupied)).toHaveLength(1);
+    expect(arrivals.filter((change) => change.online)).toHaveLength(1);
+    const dropped = departures.filter((drop) => drop !== undefined);
+    expect(dropped).toHaveLength(6);
+    expect(dropped.filter((drop) => drop?.change.left)).toHaveLength(1);
+    expect(dropped.filter((drop) => drop?.change.vacated)).toHaveLength(1);
+    expect(dropped.filter((drop) => drop?.change.offline)).toHaveLength(1);
+    expect(await roomConnections(projectId, roomId)).toEqual([]);
   });
 
   it('past their TTL are skipped by the fan-out even before DynamoDB removes them', async () => {
@@ -133,12 +159,10 @@ describe('WebSocket connections', () => {
         Item: {
           pk: `P#${projectId}#R#${roomId}#CONNS`,
           sk: `C#${expired}`,
-          projectId,
+          channel: 'room',
           roomId,
           userId: 'ghost',
-          roles: [],
           connectionId: expired,
-          connectedAt: '2020-01-01T00:00:00.000Z',
           ttl: Math.floor(Date.now() / 1000) - 10,
         },
       }),
@@ -151,17 +175,18 @@ describe('WebSocket connections', () => {
     expect(live).toEqual([]);
   });
 
-  it('are deleted in both places', async () => {
+  it('are deleted in all three places', async () => {
     // Prepare
     const { projectId, roomId } = await freshProject();
     const connectionId = uniqueId('conn');
-    await saveConnection({ projectId, roomId, userId: 'alice', roles: ['member'], connectionId });
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: ['member'], connectionId });
 
     // Act
-    await deleteConnection({ projectId, roomId, connectionId });
+    await dropConnection(connectionId);
 
     // Assess
     expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`)).toBeUndefined();
+    expect(await get(`P#${projectId}#U#alice#CONNS`, `C#${connectionId}`)).toBeUndefined();
     expect(await get(`CONN#${connectionId}`, 'CONN')).toBeUndefined();
   });
 
@@ -169,7 +194,7 @@ describe('WebSocket connections', () => {
     // Prepare
     const { projectId, author, roomId } = await freshProject();
     const stale = uniqueId('stale');
-    await saveConnection({ projectId, roomId, userId: author.userId, roles: ['member'], connectionId: stale });
+    await registerConnection({ projectId, channel: 'room', roomId, userId: author.userId, roles: ['member'], connectionId: stale });
 
     // Act
     await sendMessage(author, { roomId, content: 'to nobody' }, { source: 'api' });
@@ -177,5 +202,6 @@ describe('WebSocket connections', () => {
     // Assess
     expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${stale}`)).toBeUndefined();
     expect(await get(`CONN#${stale}`, 'CONN')).toBeUndefined();
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `N#U#${author.userId}`)).toMatchObject({ connections: 0 });
   });
 });

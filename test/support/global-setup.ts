@@ -22,8 +22,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const runtime = await startLocalRuntime({
     port: 0,
-    // The events-queue suites read the queue themselves; webhook suites start runtimes with consumers.
-    consumers: false,
+    // The events-queue suites read the queue themselves; webhook suites start runtimes with all
+    // consumers. WebSocket welcome frames need the realtime worker.
+    consumers: ['RealtimeWorker'],
     env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000' },
   });
   project.provide('runtime', {

@@ -28,6 +28,15 @@ export async function listMessages(
   options: { before?: number; after?: number; limit?: number },
 ): Promise<HistoryPage> {
   await accessRoom(principal, roomId, { join: true });
+  return readMessages(principal.projectId, roomId, options);
+}
+
+/** The page itself, for callers that checked access already (the WebSocket welcome, SSE). */
+export async function readMessages(
+  projectId: string,
+  roomId: string,
+  options: { before?: number; after?: number; limit?: number },
+): Promise<HistoryPage> {
   const limit = Math.min(options.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const forward = options.after !== undefined;
   const from = options.after !== undefined ? messageSk(options.after + 1) : FIRST_SK;
@@ -37,7 +46,7 @@ export async function listMessages(
     new QueryCommand({
       TableName: tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': roomMessagesPk(principal.projectId, roomId), ':from': from, ':to': to },
+      ExpressionAttributeValues: { ':pk': roomMessagesPk(projectId, roomId), ':from': from, ':to': to },
       ScanIndexForward: forward,
       Limit: limit + 1,
     }),

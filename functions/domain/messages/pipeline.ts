@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { findBlockedTerm, recordAutoFlag } from '#domain/moderation/block-list';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
-import { broadcastToRoom } from '#domain/realtime/connections';
+import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';

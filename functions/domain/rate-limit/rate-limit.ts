@@ -3,16 +3,23 @@ import { db, tableName } from '#shared/db/client';
 import { projectPk } from '#shared/db/keys';
 import { RateLimitedError } from '#shared/errors';
 
-const WINDOW_MS = 60_000;
+const MINUTE_MS = 60_000;
 
 /**
- * Fixed one-minute windows counted with one atomic `ADD` per key: a single write, no read. Window
- * items expire by TTL. Several keys (user, room, tenant, ip) are counted in parallel.
+ * Fixed windows (one minute unless `windowMs` says otherwise) counted with one atomic `ADD` per
+ * key: a single write, no read. Window items expire by TTL. Several keys (user, room, tenant, ip)
+ * are counted in parallel.
  */
-export async function consumeRateLimit(projectId: string, bucket: string, keys: readonly string[], limitPerMinute: number): Promise<void> {
+export async function consumeRateLimit(
+  projectId: string,
+  bucket: string,
+  keys: readonly string[],
+  limitPerWindow: number,
+  windowMs = MINUTE_MS,
+): Promise<void> {
   const now = Date.now();
-  const window = Math.floor(now / WINDOW_MS);
-  const windowEnd = (window + 1) * WINDOW_MS;
+  const window = Math.floor(now / windowMs);
+  const windowEnd = (window + 1) * windowMs;
   const counts = await Promise.all(
     keys.map(async (key) => {
       const { Attributes } = await db.send(
@@ -28,7 +35,7 @@ export async function consumeRateLimit(projectId: string, bucket: string, keys: 
       return Number(Attributes?.count ?? 0);
     }),
   );
-  if (counts.some((count) => count > limitPerMinute)) {
+  if (counts.some((count) => count > limitPerWindow)) {
     throw new RateLimitedError(Math.max(1, Math.ceil((windowEnd - now) / 1000)));
   }
 }

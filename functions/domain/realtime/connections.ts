@@ -1,109 +1,176 @@
-import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { putAll } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
+import { deleteAll, putAll } from '#shared/db/batch';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
 import {
+  CONNECTION_SK_PREFIX,
   CONNECTION_TTL_SECONDS,
-  type ConnectionItem,
+  type Connection,
+  type ConnectionRef,
   connectionItem,
   connectionLookupKey,
+  connectionRef,
   roomConnectionKey,
   roomConnectionsPk,
+  roomCounterKey,
+  roomUserCounterKey,
+  userConnectionKey,
+  userConnectionsPk,
+  userCounterKey,
 } from '#shared/db/connection';
-import { closeConnection, postToConnection } from '#shared/gateway';
-import { logger } from '#shared/logger';
 
-/** Posts to at most this many connections at once per fan-out. */
-export const FAN_OUT_CONCURRENCY = 32;
+/**
+ * What a connect or disconnect changed, decided by atomic counters: the user's first connection to
+ * the room `joined` it, the room's first connection `occupied` it, the user's first connection
+ * anywhere brought them `online` (and the reverse on the way out).
+ */
+export interface PresenceChange {
+  readonly joined: boolean;
+  readonly left: boolean;
+  readonly occupied: boolean;
+  readonly vacated: boolean;
+  readonly online: boolean;
+  readonly offline: boolean;
+}
 
-export async function saveConnection(input: {
-  projectId: string;
-  roomId: string;
-  userId: string;
-  roles: string[];
-  connectionId: string;
-}): Promise<void> {
-  const base = { ...input, connectedAt: new Date().toISOString(), ttl: Math.floor(Date.now() / 1000) + CONNECTION_TTL_SECONDS };
+const NO_CHANGE: PresenceChange = { joined: false, left: false, occupied: false, vacated: false, online: false, offline: false };
+
+/** Connection records never change, so a few seconds of caching only delays noticing a deletion. */
+const connectionCache = new TtlCache<Connection>(config.CACHE_TTL_MS);
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Adds `delta` to a counter; a decrement never goes below zero (a lost `$disconnect` must not make a room look empty twice). */
+async function addToCounter(key: { pk: string; sk: string }, delta: 1 | -1): Promise<number | undefined> {
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: delta > 0 ? 'ADD #n :delta SET #ttl = :ttl' : 'ADD #n :delta',
+        ...(delta < 0 ? { ConditionExpression: '#n > :zero' } : {}),
+        ExpressionAttributeNames: { '#n': 'connections', ...(delta > 0 ? { '#ttl': 'ttl' } : {}) },
+        ExpressionAttributeValues: {
+          ':delta': delta,
+          ...(delta > 0 ? { ':ttl': nowSeconds() + CONNECTION_TTL_SECONDS } : { ':zero': 0 }),
+        },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.connections ?? 0);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+async function countChange(connection: Connection, delta: 1 | -1): Promise<PresenceChange> {
+  const edge = delta > 0 ? 1 : 0;
+  const [user, room, roomUser] = await Promise.all([
+    addToCounter(userCounterKey(connection.projectId, connection.userId), delta),
+    connection.roomId ? addToCounter(roomCounterKey(connection.projectId, connection.roomId), delta) : undefined,
+    connection.roomId ? addToCounter(roomUserCounterKey(connection.projectId, connection.roomId, connection.userId), delta) : undefined,
+  ]);
+  return {
+    joined: delta > 0 && roomUser === edge,
+    left: delta < 0 && roomUser === edge,
+    occupied: delta > 0 && room === edge,
+    vacated: delta < 0 && room === edge,
+    online: delta > 0 && user === edge,
+    offline: delta < 0 && user === edge,
+  };
+}
+
+/** Stores a new connection (lookup, room list, user list) and counts it in. */
+export async function registerConnection(input: Omit<Connection, 'connectedAt' | 'ttl'>): Promise<PresenceChange> {
+  const connection: Connection = { ...input, connectedAt: new Date().toISOString(), ttl: nowSeconds() + CONNECTION_TTL_SECONDS };
+  const ref: ConnectionRef = {
+    connectionId: connection.connectionId,
+    userId: connection.userId,
+    channel: connection.channel,
+    ...(connection.roomId ? { roomId: connection.roomId } : {}),
+    ttl: connection.ttl,
+  };
   await putAll([
-    { ...roomConnectionKey(input.projectId, input.roomId, input.connectionId), ...base },
-    { ...connectionLookupKey(input.connectionId), ...base },
+    { ...connectionLookupKey(connection.connectionId), ...connection },
+    { ...userConnectionKey(connection.projectId, connection.userId, connection.connectionId), ...ref },
+    ...(connection.roomId ? [{ ...roomConnectionKey(connection.projectId, connection.roomId, connection.connectionId), ...ref }] : []),
   ]);
+  return countChange(connection, 1);
 }
 
-export async function findConnection(connectionId: string): Promise<ConnectionItem | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: connectionLookupKey(connectionId) }));
-  return Item ? connectionItem.parse(Item) : undefined;
+export async function findConnection(connectionId: string, options: { consistent?: boolean } = {}): Promise<Connection | undefined> {
+  const cached = options.consistent ? undefined : connectionCache.get(connectionId);
+  if (cached) return cached;
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: connectionLookupKey(connectionId), ConsistentRead: options.consistent }),
+  );
+  if (!Item) return undefined;
+  const connection = connectionItem.parse(Item);
+  connectionCache.set(connectionId, connection);
+  return connection;
 }
 
-export async function deleteConnection(connection: Pick<ConnectionItem, 'projectId' | 'roomId' | 'connectionId'>): Promise<void> {
-  await Promise.all([
-    db.send(
-      new DeleteCommand({ TableName: tableName, Key: roomConnectionKey(connection.projectId, connection.roomId, connection.connectionId) }),
-    ),
-    db.send(new DeleteCommand({ TableName: tableName, Key: connectionLookupKey(connection.connectionId) })),
+/**
+ * Forgets a connection and counts it out. Deleting the lookup item with `ALL_OLD` makes this
+ * idempotent: `$disconnect`, a 410 on post and an explicit close may all race, and only the one
+ * that actually removed the record changes the counters.
+ */
+export async function dropConnection(connectionId: string): Promise<{ connection: Connection; change: PresenceChange } | undefined> {
+  connectionCache.delete(connectionId);
+  const { Attributes } = await db.send(
+    new DeleteCommand({ TableName: tableName, Key: connectionLookupKey(connectionId), ReturnValues: 'ALL_OLD' }),
+  );
+  if (!Attributes) return undefined;
+  const connection = connectionItem.parse(Attributes);
+  const [, change] = await Promise.all([
+    deleteAll([
+      userConnectionKey(connection.projectId, connection.userId, connectionId),
+      ...(connection.roomId ? [roomConnectionKey(connection.projectId, connection.roomId, connectionId)] : []),
+    ]),
+    // A connection past its TTL was never counted out by API Gateway; counting it out now is still right.
+    countChange(connection, -1),
   ]);
+  return { connection, change: change ?? NO_CHANGE };
 }
 
-/** Every live connection of a room: one Query (paged past 1 MB). Expired-but-unswept items are skipped. */
-export async function roomConnections(projectId: string, roomId: string): Promise<ConnectionItem[]> {
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  const connections: ConnectionItem[] = [];
+async function queryRefs(pk: string, consistent = false): Promise<ConnectionRef[]> {
+  const now = nowSeconds();
+  const refs: ConnectionRef[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await db.send(
       new QueryCommand({
         TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': roomConnectionsPk(projectId, roomId) },
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': CONNECTION_SK_PREFIX },
         ExclusiveStartKey: startKey,
+        ConsistentRead: consistent,
       }),
     );
     for (const raw of page.Items ?? []) {
-      const connection = connectionItem.parse(raw);
-      if (connection.ttl > nowSeconds) connections.push(connection);
+      const ref = connectionRef.parse(raw);
+      // Expired but not yet swept by TTL: API Gateway has closed it.
+      if (ref.ttl > now) refs.push(ref);
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return connections;
+  return refs;
 }
 
 /**
- * Closes a user's connections to one room (on AWS through the management API) and forgets them, so
- * a removed member stops receiving the room at once.
+ * Every live connection of a room: one Query (paged past 1 MB). `consistent` when the caller
+ * just wrote one of them and must see it (the welcome snapshot).
  */
-export async function disconnectFromRoom(projectId: string, roomId: string, userId: string): Promise<number> {
-  const own = (await roomConnections(projectId, roomId)).filter((connection) => connection.userId === userId);
-  await Promise.all(own.map(async (connection) => Promise.all([closeConnection(connection.connectionId), deleteConnection(connection)])));
-  return own.length;
+export const roomConnections = (projectId: string, roomId: string, options: { consistent?: boolean } = {}) =>
+  queryRefs(roomConnectionsPk(projectId, roomId), options.consistent);
+
+/** A user's live connections, room and user channel alike, or only one channel kind. */
+export async function userConnections(projectId: string, userId: string, channel?: Connection['channel']): Promise<ConnectionRef[]> {
+  const refs = await queryRefs(userConnectionsPk(projectId, userId));
+  return channel ? refs.filter((ref) => ref.channel === channel) : refs;
 }
 
-/**
- * Sends a frame to every connection of a room with bounded parallelism. A connection API Gateway
- * reports gone (410) is deleted on the spot, since `$disconnect` is only best effort.
- */
-export async function broadcastToRoom(
-  projectId: string,
-  roomId: string,
-  frame: unknown,
-  options: { excludeConnectionId?: string } = {},
-): Promise<{ sent: number; gone: number }> {
-  const targets = (await roomConnections(projectId, roomId)).filter((c) => c.connectionId !== options.excludeConnectionId);
-  let sent = 0;
-  let gone = 0;
-  let next = 0;
-  const worker = async () => {
-    while (next < targets.length) {
-      const connection = targets[next++] as ConnectionItem;
-      try {
-        if ((await postToConnection(connection.connectionId, frame)) === 'sent') sent++;
-        else {
-          gone++;
-          await deleteConnection(connection);
-        }
-      } catch (error) {
-        logger.warn('post to connection failed', { connectionId: connection.connectionId, error: error as Error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(FAN_OUT_CONCURRENCY, targets.length) }, worker));
-  return { sent, gone };
-}
+/** The presence view of a connection list: distinct users, in a stable order. */
+export const membersOf = (refs: readonly ConnectionRef[]) => [...new Set(refs.map((ref) => ref.userId))].sort();

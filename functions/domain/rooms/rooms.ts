@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { disconnectFromRoom } from '#domain/realtime/connections';
+import { disconnectFromRoom } from '#domain/realtime/disconnect';
 import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';

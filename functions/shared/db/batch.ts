@@ -5,15 +5,22 @@ type Item = Record<string, unknown>;
 const MAX_ROUNDS = 8;
 const backoff = (round: number) => new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
 
+type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
+
 /** Puts items 25 per request, retrying what DynamoDB leaves unprocessed with backoff. */
-export async function putAll(items: readonly Item[]): Promise<void> {
-  for (let start = 0; start < items.length; start += 25) {
-    let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+export const putAll = (items: readonly Item[]) => writeAll(items.map((Item) => ({ PutRequest: { Item } })));
+
+/** Deletes keys 25 per request, the same way. */
+export const deleteAll = (keys: readonly Item[]) => writeAll(keys.map((Key) => ({ DeleteRequest: { Key } })));
+
+async function writeAll(all: readonly WriteRequest[]): Promise<void> {
+  for (let start = 0; start < all.length; start += 25) {
+    let requests = all.slice(start, start + 25);
     for (let round = 0; requests.length > 0; round++) {
       if (round >= MAX_ROUNDS) throw new Error(`DynamoDB left ${requests.length} writes unprocessed`);
       if (round > 0) await backoff(round);
       const { UnprocessedItems } = await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
-      requests = (UnprocessedItems?.[tableName] ?? []) as typeof requests;
+      requests = (UnprocessedItems?.[tableName] ?? []) as WriteRequest[];
     }
   }
 }

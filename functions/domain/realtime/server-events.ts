@@ -1,0 +1,102 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
+import { accessRoom } from '#domain/rooms/rooms';
+import { isProjectAdmin, type Principal } from '#shared/auth';
+import { config } from '#shared/config';
+import { db, tableName } from '#shared/db/client';
+import { CACHED_EVENT_TTL_SECONDS, roomCachedEventKey } from '#shared/db/connection';
+import { ForbiddenError, HttpError } from '#shared/errors';
+import { closeConnection } from '#shared/gateway';
+import { broadcastToRoom, sendToUserChannel } from './broadcast';
+import { dropConnection, userConnections } from './connections';
+import { announceDepartures, type Departure } from './presence';
+import { publishRealtimeEvents } from './room-events';
+
+/** Callers act on a user's channel, watchlist or connections only as that user or as an admin. */
+export function requireSelfOrAdmin(principal: Principal, userId: string): void {
+  if (principal.kind === 'user' && principal.userId === userId) return;
+  if (isProjectAdmin(principal)) return;
+  throw new ForbiddenError("Only the user or a project admin may act on this user's channel");
+}
+
+/**
+ * `POST /events`: a server event to each listed room the caller may post to, except the socket
+ * that caused it. The frame becomes the room's cached event (`cache=1`). Rooms the caller may
+ * not use (or that do not exist, which includes other tenants' rooms) are skipped, not revealed.
+ */
+export async function publishServerEvent(
+  principal: Principal,
+  input: { roomIds: readonly string[]; name: string; data: Record<string, unknown>; excludeSocketId?: string },
+): Promise<{ sent: string[]; skipped: string[] }> {
+  const projectId = principal.projectId;
+  if (principal.kind === 'user') {
+    await consumeRateLimit(projectId, 'events', [principal.userId], config.RATE_LIMIT_MESSAGES_PER_MINUTE);
+  }
+  const sent: string[] = [];
+  const skipped: string[] = [];
+  await Promise.all(
+    [...new Set(input.roomIds)].map(async (roomId) => {
+      try {
+        const access = await accessRoom(principal, roomId, { join: false });
+        const mayPost = principal.kind === 'service' || access.membership || access.room.type === 'public' || isProjectAdmin(principal);
+        if (!mayPost) throw new ForbiddenError('Not a member');
+      } catch (error) {
+        if (error instanceof HttpError && (error.statusCode === 403 || error.statusCode === 404)) {
+          skipped.push(roomId);
+          return;
+        }
+        throw error;
+      }
+      const frame = {
+        type: 'event',
+        roomId,
+        event: input.name,
+        data: input.data,
+        ...(principal.kind === 'user' ? { userId: principal.userId } : {}),
+      };
+      await Promise.all([
+        db.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { ...roomCachedEventKey(projectId, roomId), frame, ttl: Math.floor(Date.now() / 1000) + CACHED_EVENT_TTL_SECONDS },
+          }),
+        ),
+        broadcastToRoom(projectId, roomId, frame, { excludeConnectionId: input.excludeSocketId }),
+      ]);
+      sent.push(roomId);
+    }),
+  );
+  return { sent: input.roomIds.filter((id) => sent.includes(id)), skipped: input.roomIds.filter((id) => skipped.includes(id)) };
+}
+
+/** `POST /users/{userId}/events`: a `notification` on the user's channel and a `user.event` webhook event. */
+export async function publishUserEvent(
+  principal: Principal,
+  userId: string,
+  input: { name: string; data: Record<string, unknown> },
+): Promise<{ sent: number }> {
+  requireSelfOrAdmin(principal, userId);
+  const at = new Date().toISOString();
+  const [sent] = await Promise.all([
+    sendToUserChannel(principal.projectId, userId, { type: 'notification', event: input.name, data: input.data, at }),
+    publishRealtimeEvents(principal.projectId, [{ type: 'user.event', payload: { userId, event: input.name, data: input.data } }]),
+  ]);
+  return { sent };
+}
+
+/**
+ * `DELETE /users/{userId}/connections`: closes every connection of the user through the management
+ * API and forgets it here at once (`$disconnect` follows on AWS and finds nothing left to do).
+ */
+export async function closeUserConnections(principal: Principal, userId: string): Promise<{ closed: number }> {
+  requireSelfOrAdmin(principal, userId);
+  const refs = await userConnections(principal.projectId, userId);
+  const drops = await Promise.all(
+    refs.map(async (ref) => {
+      await closeConnection(ref.connectionId);
+      return dropConnection(ref.connectionId);
+    }),
+  );
+  await announceDepartures(drops.filter((drop): drop is Departure => drop !== undefined));
+  return { closed: refs.length };
+}

@@ -1,0 +1,77 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { getAll } from '#shared/db/batch';
+import { db, tableName } from '#shared/db/client';
+import { membershipItem, membershipKey } from '#shared/db/membership';
+import { roomKey } from '#shared/db/room';
+import { type WatchTargetType, watchersPk, watchItem } from '#shared/db/watchlist';
+import { userConnections } from './connections';
+import { postFrames } from './fan-out';
+
+async function watchersOf(projectId: string, type: WatchTargetType, targetId: string): Promise<string[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': watchersPk(projectId, type, targetId) },
+    }),
+  );
+  return Items.map((raw) => watchItem.parse(raw).watcherId);
+}
+
+async function sendToUserChannels(projectId: string, userIds: readonly string[], frame: unknown): Promise<number> {
+  const targets = (await Promise.all(userIds.map((userId) => userConnections(projectId, userId, 'user')))).flat();
+  const { sent } = await postFrames(
+    targets.map((ref) => ref.connectionId),
+    frame,
+  );
+  return sent;
+}
+
+/** A watched user's first connection opened or last one closed. */
+export async function notifyUserWatchers(projectId: string, userId: string, activity: 'online' | 'offline'): Promise<number> {
+  const watchers = await watchersOf(projectId, 'user', userId);
+  if (watchers.length === 0) return 0;
+  return sendToUserChannels(projectId, watchers, {
+    type: 'watchlist_event',
+    target: { type: 'user', targetId: userId },
+    activity,
+    userId,
+    at: new Date().toISOString(),
+  });
+}
+
+/** What a `message.created` event says about its message. */
+export interface MessageActivity {
+  readonly roomId: string;
+  readonly messageId: number;
+  readonly userId: string;
+  readonly content: string;
+  readonly createdAt: string;
+}
+
+/**
+ * A new message in a watched room (from the events queue, off the send path). Watchers of a
+ * private room must still be members, since membership may have ended since they started watching:
+ * one room read and one BatchGet, paid only when the room has watchers.
+ */
+export async function notifyRoomWatchers(projectId: string, activity: MessageActivity): Promise<number> {
+  let watchers = await watchersOf(projectId, 'room', activity.roomId);
+  if (watchers.length === 0) return 0;
+  const { Item: room } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, activity.roomId) }));
+  if (!room) return 0;
+  if (room.type !== 'public') {
+    const members = await getAll(watchers.map((watcherId) => membershipKey(projectId, activity.roomId, watcherId)));
+    const stillMembers = new Set(members.map((raw) => membershipItem.parse(raw).userId));
+    watchers = watchers.filter((watcherId) => stillMembers.has(watcherId));
+  }
+  // The author needs no notice of their own message.
+  watchers = watchers.filter((watcherId) => watcherId !== activity.userId);
+  return sendToUserChannels(projectId, watchers, {
+    type: 'watchlist_event',
+    target: { type: 'room', targetId: activity.roomId },
+    activity: 'message',
+    roomId: activity.roomId,
+    message: { id: activity.messageId, userId: activity.userId, content: activity.content, createdAt: activity.createdAt },
+    at: new Date().toISOString(),
+  });
+}

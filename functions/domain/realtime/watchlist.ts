@@ -1,0 +1,67 @@
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { accessRoom } from '#domain/rooms/rooms';
+import type { Principal } from '#shared/auth';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { type WatchItem, type WatchTargetType, watcherKey, watchItem, watchlistKey, watchlistPk } from '#shared/db/watchlist';
+
+export const MAX_WATCH_TARGETS = 200;
+
+export interface WatchTarget {
+  readonly type: WatchTargetType;
+  readonly targetId: string;
+}
+
+const toTarget = (item: WatchItem) => ({ type: item.type, targetId: item.targetId, createdAt: item.createdAt });
+
+export async function listWatchlist(projectId: string, watcherId: string) {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': watchlistPk(projectId, watcherId) },
+      Limit: MAX_WATCH_TARGETS,
+    }),
+  );
+  return Items.map((raw) => toTarget(watchItem.parse(raw)));
+}
+
+/**
+ * Watches a room (which the watcher must be able to read: a private room needs membership) or a
+ * user of the project. Stored in the watcher's list and under the target; idempotent.
+ */
+export async function addWatchTarget(
+  principal: Principal,
+  watcherId: string,
+  target: WatchTarget,
+): Promise<{ target: ReturnType<typeof toTarget>; created: boolean }> {
+  const projectId = principal.projectId;
+  if (target.type === 'room') {
+    const watcher: Principal = principal.kind === 'user' && principal.userId !== watcherId ? { kind: 'service', projectId } : principal;
+    await accessRoom(watcher, target.targetId, { join: false });
+  }
+  const item: WatchItem = { watcherId, type: target.type, targetId: target.targetId, createdAt: new Date().toISOString() };
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...watchlistKey(projectId, watcherId, target.type, target.targetId), ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const existing = (await listWatchlist(projectId, watcherId)).find((t) => t.type === target.type && t.targetId === target.targetId);
+    return { target: existing ?? toTarget(item), created: false };
+  }
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: { ...watcherKey(projectId, target.type, target.targetId, watcherId), ...item } }),
+  );
+  return { target: toTarget(item), created: true };
+}
+
+export async function removeWatchTarget(projectId: string, watcherId: string, target: WatchTarget): Promise<void> {
+  await Promise.all([
+    db.send(new DeleteCommand({ TableName: tableName, Key: watchlistKey(projectId, watcherId, target.type, target.targetId) })),
+    db.send(new DeleteCommand({ TableName: tableName, Key: watcherKey(projectId, target.type, target.targetId, watcherId) })),
+  ]);
+}

@@ -1,0 +1,6 @@
+import { projectOverrides } from '#domain/flags/feature-flags';
+import { httpHandler, ok } from '#shared/http';
+
+export const handler = httpHandler('GetProjectFeatureFlags', {}, async ({ caller }) =>
+  ok({ overrides: await projectOverrides(caller.projectId) }),
+);

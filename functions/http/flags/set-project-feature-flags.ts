@@ -1,0 +1,12 @@
+import { FEATURE_FLAGS, type FeatureFlag, replaceOverrides } from '#domain/flags/feature-flags';
+import { actorId } from '#shared/auth';
+import { httpHandler, ok } from '#shared/http';
+import * as z from '#shared/schema';
+
+const body = z.strictObject({
+  overrides: z.partialRecord(z.enum(FEATURE_FLAGS as [FeatureFlag, ...FeatureFlag[]]), z.boolean()),
+});
+
+export const handler = httpHandler('SetProjectFeatureFlags', { body }, async ({ body, caller }) =>
+  ok({ overrides: await replaceOverrides(caller.projectId, body.overrides, actorId(caller)) }),
+);

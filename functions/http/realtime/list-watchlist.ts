@@ -1,0 +1,9 @@
+import { requireSelfOrAdmin } from '#domain/realtime/server-events';
+import { listWatchlist } from '#domain/realtime/watchlist';
+import { httpHandler, ok } from '#shared/http';
+import { userParams } from './schemas';
+
+export const handler = httpHandler('ListWatchlist', { params: userParams }, async ({ params, caller }) => {
+  requireSelfOrAdmin(caller, params.userId);
+  return ok({ targets: await listWatchlist(caller.projectId, params.userId) });
+});

@@ -1,0 +1,10 @@
+import { requireSelfOrAdmin } from '#domain/realtime/server-events';
+import { removeWatchTarget } from '#domain/realtime/watchlist';
+import { httpHandler, noContent } from '#shared/http';
+import { userParams, watchTarget } from './schemas';
+
+export const handler = httpHandler('RemoveWatchlistTarget', { params: userParams, body: watchTarget }, async ({ params, body, caller }) => {
+  requireSelfOrAdmin(caller, params.userId);
+  await removeWatchTarget(caller.projectId, params.userId, body);
+  return noContent();
+});

@@ -1,0 +1,81 @@
+import { readMessages } from '#domain/messages/history';
+import { accessRoom } from '#domain/rooms/rooms';
+import { config } from '#shared/config';
+import type { Message } from '#shared/db/message';
+import { BadRequestError } from '#shared/errors';
+import * as z from '#shared/schema';
+import { streamHandler } from '#shared/stream';
+import { roomParams } from '../params';
+
+const eventId = z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
+
+/**
+ * Ids are `createdAtMs × 1000 + slot`, and two writers can land a slightly older id after a newer
+ * one. Every poll re-reads this much time behind the newest id sent and skips what it already
+ * sent, so a late write is still delivered.
+ */
+const LATE_WRITE_WINDOW_IDS = 5_000 * 1000;
+const PAGE = 100;
+
+function parseLastEventId(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = eventId.safeParse(value);
+  if (!parsed.success)
+    throw new BadRequestError('Last-Event-ID must be a message id', [{ field: 'header.last-event-id', message: 'must be a message id' }]);
+  return parsed.data;
+}
+
+const sseMessage = (message: Message) => `id: ${message.id}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+/**
+ * `GET /rooms/{roomId}/stream`: the room's new messages as server-sent events. Lambda cannot be
+ * told about new rows, so the stream polls the room's message partition (one Query per
+ * `SSE_POLL_INTERVAL_MS`), sends a heartbeat comment every `SSE_HEARTBEAT_MS`, and ends after
+ * `SSE_MAX_DURATION_SECONDS`; EventSource (and the SDK) reconnect with `Last-Event-ID`.
+ */
+export const handler = streamHandler('StreamRoom', async (request) => {
+  const params = roomParams.safeParse(request.event.pathParameters ?? {});
+  if (!params.success) throw new BadRequestError('Invalid room id', [{ field: 'path.roomId', message: 'invalid id' }]);
+  const { roomId } = params.data;
+  const lastEventId = parseLastEventId(request.headers['last-event-id'] ?? request.query.lastEventId);
+  const { user } = request;
+  await accessRoom(user, roomId, { join: true });
+
+  const floor = lastEventId ?? (await readMessages(user.projectId, roomId, { limit: 1 })).messages[0]?.id ?? 0;
+  const out = request.open({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform' });
+  let open = true;
+  void request.closed.then(() => {
+    open = false;
+  });
+  const write = (text: string) => {
+    if (open && !out.writableEnded && !out.destroyed) out.write(text);
+  };
+  write('retry: 1000\n\n');
+
+  const sent = new Set<number>();
+  let newest = floor;
+  const deadline = Date.now() + config.SSE_MAX_DURATION_SECONDS * 1000;
+  let lastWrite = Date.now();
+  while (open && Date.now() < deadline) {
+    let after = Math.max(floor, newest - LATE_WRITE_WINDOW_IDS);
+    for (;;) {
+      const page = await readMessages(user.projectId, roomId, { after, limit: PAGE });
+      for (const message of page.messages) {
+        if (message.id <= floor || sent.has(message.id)) continue;
+        write(sseMessage(message));
+        sent.add(message.id);
+        newest = Math.max(newest, message.id);
+        lastWrite = Date.now();
+      }
+      const last = page.messages.at(-1);
+      if (!page.hasMore || !last) break;
+      after = last.id;
+    }
+    for (const id of sent) if (id < newest - LATE_WRITE_WINDOW_IDS) sent.delete(id);
+    if (Date.now() - lastWrite >= config.SSE_HEARTBEAT_MS) {
+      write(': heartbeat\n\n');
+      lastWrite = Date.now();
+    }
+    await Promise.race([new Promise((resolve) => setTimeout(resolve, config.SSE_POLL_INTERVAL_MS)), request.closed]);
+  }
+});

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { httpRoute } from '#lib/routes';
+import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
+import { HttpError, UnauthorizedError } from '#shared/errors';
+import { logger } from '#shared/logger';
+
+/** What Lambda's Node.js runtime provides to response-streaming functions (`awslambda` global). */
+interface AwsLambdaGlobal {
+  streamifyResponse(
+    handler: (event: APIGatewayProxyEventV2, responseStream: Writable, context: Context) => Promise<void>,
+  ): (event: APIGatewayProxyEventV2, responseStream: Writable, context: Context) => Promise<void>;
+  HttpResponseStream: { from(stream: Writable, prelude: { statusCode: number; headers?: Record<string, string> }): Writable };
+}
+declare const awslambda: AwsLambdaGlobal;
+
+export interface StreamRequest {
+  readonly event: APIGatewayProxyEventV2;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly user: UserPrincipal;
+  readonly traceId: string;
+  /** Opens the response with status 200 and these headers; everything written after is the body. */
+  open(headers: Record<string, string>): Writable;
+  /** Resolves when the client went away (or the stream ended), so loops can stop. */
+  readonly closed: Promise<void>;
+}
+
+function lowerCase(record: Record<string, string | undefined> | undefined): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(record ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+/**
+ * A response-streaming route (a Lambda function URL in `RESPONSE_STREAM` mode on AWS; the local
+ * gateway provides the same `awslambda` global). Auth is the user JWT from `Authorization` or
+ * `?token=`, since EventSource cannot set headers. Errors before `open` are JSON, as elsewhere.
+ */
+export function streamHandler(routeId: string, run: (request: StreamRequest) => Promise<void>) {
+  const route = httpRoute(routeId);
+  return awslambda.streamifyResponse(async (event, responseStream) => {
+    const headers = lowerCase(event.headers);
+    const query = event.queryStringParameters ?? {};
+    const traceId = headers['x-trace-id'] ?? event.requestContext?.requestId ?? randomUUID();
+    let opened: Writable | undefined;
+    const closed = new Promise<void>((resolve) => {
+      responseStream.once('close', () => resolve());
+      responseStream.once('finish', () => resolve());
+      responseStream.once('error', () => resolve());
+    });
+    try {
+      const token = bearerToken(headers.authorization) ?? query.token;
+      if (!token) throw new UnauthorizedError('missing_credentials', 'Authorization: Bearer <JWT> or ?token= is required');
+      const user = await authenticateToken(token);
+      if (route.minRole) requireRole(user, route.minRole);
+      await run({
+        event,
+        headers,
+        query,
+        user,
+        traceId,
+        closed,
+        open(extraHeaders) {
+          opened = awslambda.HttpResponseStream.from(responseStream, {
+            statusCode: 200,
+            headers: { 'x-trace-id': traceId, 'access-control-allow-origin': '*', ...extraHeaders },
+          });
+          return opened;
+        },
+      });
+    } catch (error) {
+      if (opened) {
+        logger.error('stream failed after it opened', { error: error as Error });
+      } else {
+        const known = error instanceof HttpError;
+        if (!known) logger.error('unexpected stream error', { error: error as Error });
+        const body = known ? error : { error: { code: 'internal_error', message: `Internal error; quote trace id ${traceId}` } };
+        const stream = awslambda.HttpResponseStream.from(responseStream, {
+          statusCode: known ? error.statusCode : 500,
+          headers: {
+            'content-type': 'application/json',
+            'x-trace-id': traceId,
+            'access-control-allow-origin': '*',
+            ...(known ? error.headers : {}),
+          },
+        });
+        stream.write(JSON.stringify(body));
+      }
+    } finally {
+      if (!responseStream.writableEnded) responseStream.end();
+    }
+  });
+}
