@@ -81,7 +81,8 @@ try {
   const base = runtime.baseUrl;
   console.log(`Chat service ready in ${Date.now() - started} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
   Base URL:    ${base}
-  WebSocket:   ${base.replace('http', 'ws')}/ws/rooms/<roomId>?token=<JWT>
+  WebSocket:   ${base.replace('http', 'ws')}/ws/rooms/<roomId>?token=<JWT>  (user channel: /ws/user/<userId>?token=<JWT>)
+  SSE:         ${base}/rooms/<roomId>/stream?token=<JWT>
   Project id:  ${DEMO_PROJECT_ID}
   API key:     ${apiKey}
   Operator:    ${process.env.CHAT_OPERATOR_KEY ? 'POST /platform/projects enabled' : 'set CHAT_OPERATOR_KEY to enable /platform routes'}

@@ -92,12 +92,15 @@ export async function registerConnection(input: Omit<Connection, 'connectedAt' |
     ...(connection.roomId ? { roomId: connection.roomId } : {}),
     ttl: connection.ttl,
   };
-  await putAll([
-    { ...connectionLookupKey(connection.connectionId), ...connection },
-    { ...userConnectionKey(connection.projectId, connection.userId, connection.connectionId), ...ref },
-    ...(connection.roomId ? [{ ...roomConnectionKey(connection.projectId, connection.roomId, connection.connectionId), ...ref }] : []),
+  const [, change] = await Promise.all([
+    putAll([
+      { ...connectionLookupKey(connection.connectionId), ...connection },
+      { ...userConnectionKey(connection.projectId, connection.userId, connection.connectionId), ...ref },
+      ...(connection.roomId ? [{ ...roomConnectionKey(connection.projectId, connection.roomId, connection.connectionId), ...ref }] : []),
+    ]),
+    countChange(connection, 1),
   ]);
-  return countChange(connection, 1);
+  return change;
 }
 
 export async function findConnection(connectionId: string, options: { consistent?: boolean } = {}): Promise<Connection | undefined> {
@@ -119,9 +122,21 @@ export async function findConnection(connectionId: string, options: { consistent
  */
 export async function dropConnection(connectionId: string): Promise<{ connection: Connection; change: PresenceChange } | undefined> {
   connectionCache.delete(connectionId);
-  const { Attributes } = await db.send(
-    new DeleteCommand({ TableName: tableName, Key: connectionLookupKey(connectionId), ReturnValues: 'ALL_OLD' }),
-  );
+  let Attributes: Record<string, unknown> | undefined;
+  try {
+    ({ Attributes } = await db.send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: connectionLookupKey(connectionId),
+        // The condition, not just ALL_OLD, makes the second of two racing deletes fail.
+        ConditionExpression: 'attribute_exists(pk)',
+        ReturnValues: 'ALL_OLD',
+      }),
+    ));
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
   if (!Attributes) return undefined;
   const connection = connectionItem.parse(Attributes);
   const [, change] = await Promise.all([
