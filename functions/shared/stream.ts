@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { httpRoute } from '#lib/routes';
 import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
-import { HttpError, UnauthorizedError } from '#shared/errors';
+import { HttpError, NotFoundError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
 
 /** What Lambda's Node.js runtime provides to response-streaming functions (`awslambda` global). */
@@ -17,6 +17,8 @@ declare const awslambda: AwsLambdaGlobal;
 
 export interface StreamRequest {
   readonly event: APIGatewayProxyEventV2;
+  /** Taken from the path by this wrapper: a function URL event has no route and no path parameters. */
+  readonly params: Readonly<Record<string, string>>;
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly query: Readonly<Record<string, string | undefined>>;
   readonly user: UserPrincipal;
@@ -29,6 +31,30 @@ export interface StreamRequest {
 
 function lowerCase(record: Record<string, string | undefined> | undefined): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(record ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+/**
+ * The route's `{name}` segments read from the raw path, or `undefined` when the path is not the
+ * route's. A function URL answers every path and method, so the handler must check both itself.
+ */
+export function matchRoutePath(template: string, rawPath: string): Record<string, string> | undefined {
+  const names: string[] = [];
+  const pattern = template
+    .split('/')
+    .map((segment) => {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      if (!param?.[1]) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      names.push(param[1]);
+      return '([^/]+)';
+    })
+    .join('/');
+  const values = new RegExp(`^${pattern}/?$`).exec(rawPath);
+  if (!values) return undefined;
+  try {
+    return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(values[index + 1] ?? '')]));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -49,12 +75,16 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
       responseStream.once('error', () => resolve());
     });
     try {
+      const method = event.requestContext?.http?.method ?? 'GET';
+      const params = matchRoutePath(route.path, event.rawPath ?? '/');
+      if (!params || method !== route.method) throw new NotFoundError('not_found', `No route for ${method} ${event.rawPath}`);
       const token = bearerToken(headers.authorization) ?? query.token;
       if (!token) throw new UnauthorizedError('missing_credentials', 'Authorization: Bearer <JWT> or ?token= is required');
       const user = await authenticateToken(token);
       if (route.minRole) requireRole(user, route.minRole);
       await run({
         event,
+        params,
         headers,
         query,
         user,
@@ -63,7 +93,8 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
         open(extraHeaders) {
           opened = awslambda.HttpResponseStream.from(responseStream, {
             statusCode: 200,
-            headers: { 'x-trace-id': traceId, 'access-control-allow-origin': '*', ...extraHeaders },
+            // CORS headers come from the function URL's own CORS settings (the local gateway adds its own).
+            headers: { 'x-trace-id': traceId, ...extraHeaders },
           });
           return opened;
         },

@@ -10,6 +10,7 @@ import {
   WebSocketStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { type FunctionUrl, FunctionUrlAuthType, InvokeMode, HttpMethod as UrlHttpMethod } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes.ts';
@@ -19,6 +20,21 @@ import { ChatFunction, type ChatResources } from './chat-function.ts';
 
 /** Request headers browsers may send cross-origin; the handlers read all of them. */
 export const corsAllowHeaders = ['Authorization', 'Content-Type', 'X-Service-Api-Key', 'X-Service-Operator-Key', 'X-Trace-Id'] as const;
+
+/**
+ * Request headers a browser may send cross-origin to a streaming route's function URL: the JWT
+ * (EventSource cannot set headers, so it may come as `?token=` instead), the resume point and the
+ * trace id, all read by `functions/shared/stream.ts`.
+ */
+export const streamCorsAllowHeaders = ['Authorization', 'Last-Event-ID', 'X-Trace-Id'] as const;
+
+/**
+ * Timeout of the functions behind `functionUrl` routes: Lambda's maximum, 15 minutes. A stream ends
+ * itself after `SSE_MAX_DURATION_SECONDS` (840 s by default, `functions/shared/config.ts`), inside
+ * this limit, so the client sees a clean end and reconnects with `Last-Event-ID` instead of being
+ * cut off by a timeout.
+ */
+export const streamingRouteTimeout = Duration.minutes(15);
 
 /** Properties of {@link ChatApis}. */
 export interface ChatApisProps {
@@ -35,6 +51,11 @@ export interface ChatApisProps {
  * The HTTP API and the WebSocket API, with one {@link ChatFunction} per route of `lib/routes.ts`
  * and grants taken from each route's `access` list.
  *
+ * An HTTP route is served where its `transport` says: on the HTTP API (the default), or, for
+ * `functionUrl` routes (server-sent events, which HTTP APIs cannot stream), on a Lambda function
+ * URL of its own in `RESPONSE_STREAM` mode, with a timeout of {@link streamingRouteTimeout}. A
+ * `functionUrl` route is not added to the HTTP API.
+ *
  * Authentication is done in the handlers (JWT with jose, project API keys, the operator key), as the
  * route table's `auth` says, so that the local runtime and AWS share it: no API Gateway authorizers.
  */
@@ -47,6 +68,8 @@ export class ChatApis extends Construct {
   public readonly webSocketStage: WebSocketStage;
   /** The function of every HTTP and WebSocket route, by route id. */
   public readonly functions: ReadonlyMap<string, ChatFunction>;
+  /** The function URL of every `functionUrl` route, by route id. */
+  public readonly functionUrls: ReadonlyMap<string, FunctionUrl>;
 
   constructor(scope: Construct, id: string, props: ChatApisProps) {
     super(scope, id);
@@ -148,10 +171,11 @@ export class ChatApis extends Construct {
     const resources: ChatResources = { ...props.resources, webSocketStage: this.webSocketStage };
     const environment = sharedEnvironment(config);
     const functions = new Map<string, ChatFunction>();
-    const createFunction = (routeId: string, handlerPath: string, description: string): ChatFunction => {
+    const createFunction = (routeId: string, handlerPath: string, description: string, timeout?: Duration): ChatFunction => {
       const fn = new ChatFunction(this, routeId, {
         handlerPath,
         description,
+        timeout,
         environment,
         logRemovalPolicy: config.removalPolicy,
       });
@@ -159,8 +183,17 @@ export class ChatApis extends Construct {
       return fn;
     };
 
+    const functionUrls = new Map<string, FunctionUrl>();
     for (const route of httpRoutes) {
-      const fn = createFunction(route.id, route.handler, `${route.method} ${route.path}: ${route.summary}`);
+      const transport = route.transport ?? 'httpApi';
+      const description = `${route.method} ${route.path}: ${route.summary}`;
+      if (transport === 'functionUrl') {
+        const fn = createFunction(route.id, route.handler, description, streamingRouteTimeout);
+        fn.grantAccess(route.access, resources);
+        functionUrls.set(route.id, streamingUrl(route, fn, config));
+        continue;
+      }
+      const fn = createFunction(route.id, route.handler, description);
       fn.grantAccess(route.access, resources);
       const [apiRoute] = this.httpApi.addRoutes({
         path: route.path,
@@ -188,7 +221,35 @@ export class ChatApis extends Construct {
       });
     }
     this.functions = functions;
+    this.functionUrls = functionUrls;
   }
+}
+
+/**
+ * The function URL of a `functionUrl` route: `RESPONSE_STREAM`, so the handler's writes reach the
+ * client as it makes them (`awslambda.streamifyResponse` in `functions/shared/stream.ts`).
+ *
+ * Auth type `NONE`: browsers (EventSource, `fetch` in the SDK) cannot sign requests with SigV4,
+ * which `AWS_IAM` would demand. The handler authenticates every request itself, as on the HTTP API:
+ * it verifies the user JWT from `Authorization` or `?token=` with jose (algorithm allow-list,
+ * `exp`), applies the route's `minRole` and checks room access before it opens the stream, and
+ * answers 401/403/404 otherwise; the same code runs behind the local gateway.
+ *
+ * CORS: `GET` from the configured origins (`corsAllowOrigins`, every origin by default), with the
+ * {@link streamCorsAllowHeaders}; Lambda answers the preflight itself.
+ */
+function streamingUrl(route: HttpRoute, fn: ChatFunction, config: ChatConfig): FunctionUrl {
+  return fn.addFunctionUrl({
+    authType: FunctionUrlAuthType.NONE,
+    invokeMode: InvokeMode.RESPONSE_STREAM,
+    cors: {
+      allowedOrigins: [...config.corsAllowOrigins],
+      allowedMethods: [UrlHttpMethod[route.method]],
+      allowedHeaders: [...streamCorsAllowHeaders],
+      exposedHeaders: ['X-Trace-Id'],
+      maxAge: Duration.days(1),
+    },
+  });
 }
 
 /** Why an HTTP route has no API Gateway authorizer, from its `auth` kind in the wiring table. */

@@ -41,6 +41,16 @@ export const webhookSecretEncryptionKeyEnv = 'WEBHOOK_SECRET_ENCRYPTION_KEY';
  */
 export const webhookSecretsModule = 'domain/webhooks/secrets.ts';
 
+/**
+ * The access kinds that send to a queue: which {@link ChatResources} queue each one names and the
+ * variable that carries its URL (`lib/table.ts`). One entry per kind, so `realtime:send` is wired
+ * exactly as `events:send` is.
+ */
+export const queueSendAccess = {
+  'events:send': { resource: 'eventsQueue', variable: resourceEnv.eventsQueue },
+  'realtime:send': { resource: 'realtimeQueue', variable: resourceEnv.realtimeQueue },
+} as const satisfies Partial<Record<Access, { resource: keyof ChatResources; variable: string }>>;
+
 /** How much of the table a function may touch. */
 export type TableAccess = 'read' | 'write' | 'readWrite';
 
@@ -50,6 +60,8 @@ export interface ChatResources {
   readonly table: ITableV2;
   /** The domain events queue (`events:send`). */
   readonly eventsQueue: IQueue;
+  /** The realtime jobs queue: welcome frames and fan-out batches (`realtime:send`). */
+  readonly realtimeQueue: IQueue;
   /**
    * The WebSocket stage whose connections handlers post to (`connections:manage`).
    * @default - a route asking for `connections:manage` fails the synth
@@ -205,9 +217,12 @@ export class ChatFunction extends NodejsFunction {
     );
   }
 
-  /** Sets `EVENTS_QUEUE_URL` and grants sending to (only) that queue. */
-  public bindQueue(queue: IQueue): void {
-    this.addEnvironment(resourceEnv.eventsQueue, queue.queueUrl);
+  /**
+   * Sets `variable` (`EVENTS_QUEUE_URL` unless given) to the queue's URL and grants sending to
+   * (only) that queue.
+   */
+  public bindQueue(queue: IQueue, variable: string = resourceEnv.eventsQueue): void {
+    this.addEnvironment(variable, queue.queueUrl);
     queue.grantSendMessages(this);
   }
 
@@ -247,14 +262,17 @@ export class ChatFunction extends NodejsFunction {
 
   /**
    * Turns a wiring-table entry's `access` list (`lib/routes.ts`) into grants and environment
-   * variables: the one place where `table:read` means `grantReadData`, and so on. Used for HTTP and
-   * WebSocket routes, queue consumers and state machine tasks alike. Also hands the webhook secret
-   * encryption key to every function whose handler bundles {@link webhookSecretsModule}.
+   * variables: the one place where `table:read` means `grantReadData`, `events:send` and
+   * `realtime:send` mean `grantSendMessages` on their queue ({@link queueSendAccess}), and so on.
+   * Used for HTTP and WebSocket routes, queue consumers and state machine tasks alike. Also hands
+   * the webhook secret encryption key to every function whose handler bundles {@link webhookSecretsModule}.
    */
   public grantAccess(access: readonly Access[], resources: ChatResources): void {
     const tableMode = tableAccessFor(access);
     if (tableMode) this.bindTable(resources.table, tableMode);
-    if (access.includes('events:send')) this.bindQueue(resources.eventsQueue);
+    for (const [kind, { resource, variable }] of Object.entries(queueSendAccess)) {
+      if (access.includes(kind as Access)) this.bindQueue(resources[resource], variable);
+    }
     if (access.includes('connections:manage')) {
       if (!resources.webSocketStage) {
         throw new Error(`${this.node.path} needs connections:manage but no WebSocket stage was given`);

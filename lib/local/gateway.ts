@@ -178,14 +178,17 @@ export async function startGateway(options: {
     const headers = headerRecord(request);
     const textual = isTextual(headers['content-type']);
     const now = new Date();
+    // A function URL's event names no route and carries no path parameters, unlike the HTTP API's.
+    const viaFunctionUrl = route.transport === 'functionUrl';
+    const routeKey = viaFunctionUrl ? '$default' : `${route.method} ${route.path}`;
     const event: APIGatewayProxyEventV2 = {
       version: '2.0',
-      routeKey: `${route.method} ${route.path}`,
+      routeKey,
       rawPath: url.pathname,
       rawQueryString: url.search.slice(1),
       headers,
       queryStringParameters: queryRecord(url),
-      pathParameters: paramNames.length ? pathParameters : undefined,
+      pathParameters: paramNames.length && !viaFunctionUrl ? pathParameters : undefined,
       body: body.length ? (textual ? body.toString('utf8') : body.toString('base64')) : undefined,
       isBase64Encoded: body.length > 0 && !textual,
       requestContext: {
@@ -201,7 +204,7 @@ export async function startGateway(options: {
           userAgent: headers['user-agent'] ?? '',
         },
         requestId: randomUUID(),
-        routeKey: `${route.method} ${route.path}`,
+        routeKey,
         stage: '$default',
         time: now.toISOString(),
         timeEpoch: now.getTime(),

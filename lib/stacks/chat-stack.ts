@@ -19,8 +19,8 @@ export interface ChatStackProps extends StackProps {
 /**
  * The whole service in one stack, one construct per area: `Storage` (the table), `Secrets` (the
  * webhook secret encryption key), `Async` (queues), `Workflows` (Step Functions state machines and
- * their task functions), `Api` (HTTP + WebSocket APIs and the route functions), `Consumers` (queue
- * consumer functions) and `Observability` (dashboard, alarms).
+ * their task functions), `Api` (HTTP + WebSocket APIs, the route functions and the function URLs of
+ * streaming routes), `Consumers` (queue consumer functions) and `Observability` (dashboard, alarms).
  *
  * Build order follows the grants: task functions before their state machine, the state machine
  * before the functions that start it (`webhooks:start`).
@@ -47,10 +47,10 @@ export class ChatStack extends Stack {
     this.storage = new ChatTable(this, 'Storage');
     this.secrets = new ChatSecrets(this, 'Secrets', { stage: config.stage });
     this.async = new ChatQueues(this, 'Async');
-    const events = this.async.get('Events');
     const shared: ChatResources = {
       table: this.storage.table,
-      eventsQueue: events.queue,
+      eventsQueue: this.async.get('Events').queue,
+      realtimeQueue: this.async.get('Realtime').queue,
       webhookSecretEncryptionKey: this.secrets.webhookSecretEncryptionKey,
     };
     this.workflows = new ChatWorkflows(this, 'Workflows', { resources: shared, config });
@@ -91,8 +91,16 @@ export class ChatStack extends Stack {
       description: 'https callback URL of the WebSocket stage (CONNECTIONS_ENDPOINT)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
-    new CfnOutput(this, 'EventsQueueUrl', { value: events.queue.queueUrl });
-    new CfnOutput(this, 'EventsDeadLetterQueueUrl', { value: events.deadLetterQueue.queueUrl });
+    for (const [queueId, { queue, deadLetterQueue }] of this.async.all) {
+      new CfnOutput(this, `${queueId}QueueUrl`, { value: queue.queueUrl });
+      new CfnOutput(this, `${queueId}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
+    }
+    for (const [routeId, functionUrl] of this.api.functionUrls) {
+      new CfnOutput(this, sseUrlOutputId(routeId, this.api.functionUrls.size), {
+        value: functionUrl.url,
+        description: `Function URL (response streaming) serving ${routeId}; clients append the route path (the SDK's sseUrl)`,
+      });
+    }
     for (const [machineId, workflow] of this.workflows.all) {
       new CfnOutput(this, `${machineId}StateMachineArn`, { value: workflow.stateMachine.stateMachineArn });
     }
@@ -103,4 +111,13 @@ export class ChatStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName });
   }
+}
+
+/**
+ * Id of the stack output carrying a streaming route's function URL: `SseUrl` while the wiring table
+ * has one `functionUrl` route (the name the SDK and docs/api.md use), `<RouteId>SseUrl` for each
+ * once it has several.
+ */
+export function sseUrlOutputId(routeId: string, streamingRouteCount: number): string {
+  return streamingRouteCount === 1 ? 'SseUrl' : `${routeId}SseUrl`;
 }

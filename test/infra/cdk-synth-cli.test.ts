@@ -37,11 +37,22 @@ function credentialFreeEnvironment(): NodeJS.ProcessEnv {
 const deployTimeValues: Record<string, string> = {
   [resourceEnv.table]: 'Chat-dev-StorageTable',
   [resourceEnv.eventsQueue]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/Chat-dev-EventsQueue',
+  [resourceEnv.realtimeQueue]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/Chat-dev-RealtimeQueue',
   [resourceEnv.connectionsEndpoint]: 'https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod',
   [resourceEnv.webhookStateMachine]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:WorkflowsWebhookRetry',
   // What the {{resolve:secretsmanager:...}} dynamic reference resolves to: 64 hex characters.
   [webhookSecretEncryptionKeyEnv]: '0123456789abcdef'.repeat(4),
 };
+
+/**
+ * The `awslambda` global of Lambda's Node.js runtime, as far as handler modules use it at load
+ * time; it marks the handlers it wraps, so a test can tell streaming handlers apart.
+ */
+const awsLambdaGlobalStandIn =
+  'globalThis.awslambda = { streamifyResponse: (handler) => Object.assign(handler, { streamingStandIn: true }), HttpResponseStream: { from: (stream) => stream } };';
+
+/** Loads a bundle as the Lambda runtime would and prints `<typeof handler> <streaming?>`. */
+const loadHandler = `${awsLambdaGlobalStandIn} const m = await import('./index.mjs'); console.log(typeof m.handler, m.handler?.streamingStandIn === true);`;
 
 interface LambdaFunction {
   Type: string;
@@ -49,7 +60,42 @@ interface LambdaFunction {
   Properties: { Environment: { Variables: Record<string, unknown> } };
 }
 
+interface Template {
+  Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+}
+
 let result: CliResult;
+
+const loaded = new Map<string, { status: number | null; stdout: string; stderr: string }>();
+
+/**
+ * Loads a function's bundle once, as the Lambda runtime would (module scope runs: config, clients),
+ * with the function's environment (deploy-time references replaced by plausible values) and a
+ * stand-in for the `awslambda` global the Node.js runtime gives every function.
+ */
+function loadedHandler(logicalId: string, resource: LambdaFunction): { status: number | null; stdout: string; stderr: string } {
+  const cached = loaded.get(logicalId);
+  if (cached) return cached;
+  const environment: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  };
+  for (const [name, value] of Object.entries(resource.Properties.Environment.Variables)) {
+    const concrete = typeof value === 'string' ? value : deployTimeValues[name];
+    if (concrete !== undefined) environment[name] = concrete;
+  }
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', loadHandler], {
+    cwd: path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? ''),
+    env: environment,
+    encoding: 'utf8',
+  });
+  const outcome = { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  loaded.set(logicalId, outcome);
+  return outcome;
+}
 
 function lambdaFunctions(): Array<[string, LambdaFunction]> {
   const template = JSON.parse(readFileSync(path.join(result.outdir, 'Chat-dev.template.json'), 'utf8')) as {
@@ -110,34 +156,37 @@ describe('npx cdk synth', () => {
   });
 
   it('starts every bundled handler with exactly the environment its function gets', () => {
+    // Prepare / Act: every bundle loaded as the Lambda runtime would
     const failures: string[] = [];
     for (const [logicalId, resource] of lambdaFunctions()) {
-      // Prepare: the function's variables, deploy-time references replaced by plausible values
-      const environment: Record<string, string> = {
-        PATH: process.env.PATH ?? '',
-        AWS_REGION: 'eu-west-1',
-        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-        AWS_SECRET_ACCESS_KEY: 'not-a-secret',
-        AWS_EC2_METADATA_DISABLED: 'true',
-      };
-      for (const [name, value] of Object.entries(resource.Properties.Environment.Variables)) {
-        const concrete = typeof value === 'string' ? value : deployTimeValues[name];
-        expect(concrete, `${logicalId} ${name}`).toBeDefined();
-        environment[name] = concrete as string;
-      }
-
-      // Act: load the module as the Lambda runtime would (module scope runs: config, clients)
-      const run = spawnSync(
-        process.execPath,
-        ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
-        { cwd: path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? ''), env: environment, encoding: 'utf8' },
-      );
+      const missing = Object.entries(resource.Properties.Environment.Variables)
+        .filter(([name, value]) => typeof value !== 'string' && deployTimeValues[name] === undefined)
+        .map(([name]) => name);
+      expect(missing, `${logicalId}: deploy-time variables without a stand-in value`).toEqual([]);
+      const run = loadedHandler(logicalId, resource);
 
       // Assess
-      if (run.status !== 0 || run.stdout.trim() !== 'function') {
+      if (run.status !== 0 || !run.stdout.trim().startsWith('function ')) {
         failures.push(`${logicalId}: ${run.stderr.split('\n').find((line) => /^\w*Error: /.test(line)) ?? run.stdout}`);
       }
     }
     expect(failures).toEqual([]);
+  }, 120_000);
+
+  it('streams from exactly the handlers wrapped in awslambda.streamifyResponse (RESPONSE_STREAM function URLs)', () => {
+    // Prepare: the functions behind a function URL in RESPONSE_STREAM mode
+    const template = JSON.parse(readFileSync(path.join(result.outdir, 'Chat-dev.template.json'), 'utf8')) as Template;
+    const streamed = Object.values(template.Resources)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Url' && resource.Properties.InvokeMode === 'RESPONSE_STREAM')
+      .map((resource) => (resource.Properties.TargetFunctionArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
+    expect(streamed).toHaveLength(httpRoutes.filter((route) => route.transport === 'functionUrl').length);
+
+    // Act: the bundles whose handler is a streaming one
+    const streaming = lambdaFunctions()
+      .filter(([logicalId, resource]) => loadedHandler(logicalId, resource).stdout.trim() === 'function true')
+      .map(([logicalId]) => logicalId);
+
+    // Assess
+    expect(streaming.sort()).toEqual(streamed.sort());
   }, 120_000);
 });

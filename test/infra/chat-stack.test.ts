@@ -6,7 +6,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertVisibilityExceedsTimeout } from '../../lib/constructs/chat-consumers.ts';
+import { config as handlerConfig } from '../../functions/shared/config.ts';
+import { streamCorsAllowHeaders, streamingRouteTimeout } from '../../lib/constructs/chat-apis.ts';
+import {
+  assertMaxConcurrencyInRange,
+  assertVisibilityExceedsTimeout,
+  sqsMaxConcurrencyRange,
+} from '../../lib/constructs/chat-consumers.ts';
 import {
   ChatFunction,
   defaultServiceName,
@@ -20,6 +26,7 @@ import { bundlesModule } from '../../lib/constructs/handler-modules.ts';
 import { loadDefinition } from '../../lib/local/step-functions.ts';
 import { type Access, httpRoutes, queueConsumers, queues, stateMachines, webSocketRoutes } from '../../lib/routes.ts';
 import { type ChatAppOptions, createChatApp } from '../../lib/stacks/chat-app.ts';
+import { sseUrlOutputId } from '../../lib/stacks/chat-stack.ts';
 import { resourceEnv, tableSchema } from '../../lib/table.ts';
 
 /**
@@ -49,19 +56,29 @@ const routeCases = [
     id: route.id,
     routeKey: `${route.method} ${route.path}`,
     protocol: 'HTTP',
+    transport: route.transport ?? 'httpApi',
     access: route.access,
   })),
   ...webSocketRoutes.map((route) => ({
     id: route.id,
     routeKey: route.routeKey,
     protocol: 'WEBSOCKET',
+    transport: 'webSocketApi',
     access: route.access,
   })),
 ];
+/** HTTP routes served from a Lambda function URL (response streaming) instead of the HTTP API. */
+const streamingRoutes = httpRoutes.filter((route) => route.transport === 'functionUrl');
+/** Routes API Gateway serves: every WebSocket route and the HTTP routes on the HTTP API. */
+const apiRouteCases = routeCases.filter((route) => route.transport !== 'functionUrl');
 
 /** Every function the wiring table asks for: routes, queue consumers and state machine tasks. */
 const functionCases = [
-  ...routeCases.map((route) => ({ ...route, kind: 'route' as const, timeoutSeconds: 10 })),
+  ...routeCases.map((route) => ({
+    ...route,
+    kind: 'route' as const,
+    timeoutSeconds: route.transport === 'functionUrl' ? streamingRouteTimeout.toSeconds() : 10,
+  })),
   ...queueConsumers.map((consumer) => ({
     id: consumer.id,
     kind: 'consumer' as const,
@@ -117,6 +134,20 @@ function functionOfRoute(routeKey: string, protocol: string): string {
   return targets[0] as string;
 }
 
+/** The function URL of a `functionUrl` route and its function, followed through URL → function (by the route in its description). */
+function urlOfRoute(routeId: string): { urlId: string; functionId: string } {
+  const route = httpRoutes.find((candidate) => candidate.id === routeId);
+  const urls = Object.entries(template.findResources('AWS::Lambda::Url')).filter(([, url]) => {
+    const [functionId] = getAttTargets(url.Properties.TargetFunctionArn);
+    return String(resources[functionId as string]?.Properties.Description).startsWith(`${route?.method} ${route?.path}: `);
+  });
+  expect(urls, `function URL of ${routeId}`).toHaveLength(1);
+  const [urlId, url] = urls[0] as [string, { Properties: { TargetFunctionArn: unknown } }];
+  const functionId = getAttTargets(url.Properties.TargetFunctionArn)[0] as string;
+  expect(resources[functionId]?.Type).toBe('AWS::Lambda::Function');
+  return { urlId, functionId };
+}
+
 /** Logical id of a state machine of the wiring table, through the stack output `<id>StateMachineArn`. */
 function stateMachineOf(machineId: string): string {
   const outputs = template.toJSON().Outputs as Record<string, { Value: { Ref?: string } }>;
@@ -158,7 +189,10 @@ function functionOfTask(machineId: string, placeholder: string): string {
 
 /** The Lambda function of any wiring-table entry, found through what invokes it. */
 function functionOf(functionCase: (typeof functionCases)[number]): string {
-  if ('routeKey' in functionCase) return functionOfRoute(functionCase.routeKey, functionCase.protocol);
+  if ('routeKey' in functionCase) {
+    if (functionCase.transport === 'functionUrl') return urlOfRoute(functionCase.id).functionId;
+    return functionOfRoute(functionCase.routeKey, functionCase.protocol);
+  }
   if (functionCase.kind === 'consumer') return mappingOfConsumer(functionCase.id).functionId;
   const machine = stateMachines.find((candidate) => candidate.tasks.some((task) => task.id === functionCase.id));
   const task = machine?.tasks.find((candidate) => candidate.id === functionCase.id);
@@ -173,6 +207,15 @@ function permissionsOf(functionId: string): { actions: Set<string>; statements: 
     .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
     .map((statement) => ({ actions: [statement.Action].flat(), resource: statement.Resource }));
   return { actions: new Set(statements.flatMap((statement) => statement.actions)), statements };
+}
+
+/** Logical ids of the queues the function's role may send to. */
+function sendTargetsOf(functionId: string): Set<string> {
+  return new Set(
+    permissionsOf(functionId)
+      .statements.filter((statement) => statement.actions.includes('sqs:SendMessage'))
+      .flatMap((statement) => getAttTargets(statement.resource)),
+  );
 }
 
 function environmentOf(functionId: string): Record<string, unknown> {
@@ -301,8 +344,28 @@ describe('APIs', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { ApiId: { Ref: apiId }, StageName: 'prod', AutoDeploy: true });
   });
 
-  it('has one API route per route of lib/routes.ts and no other', () => {
-    template.resourceCountIs('AWS::ApiGatewayV2::Route', routeCases.length);
+  it('has one API route per WebSocket route and HTTP API route of lib/routes.ts, and no other', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Route', apiRouteCases.length);
+  });
+
+  it.each(routeCases.filter((route) => route.protocol === 'HTTP'))('serves $routeKey on its transport ($transport)', (route) => {
+    const apiId = logicalIdOf('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    const apiRoutes = Object.keys(
+      template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: route.routeKey, ApiId: { Ref: apiId } } }),
+    );
+
+    if (route.transport === 'functionUrl') {
+      expect(apiRoutes).toEqual([]);
+      expect(urlOfRoute(route.id).functionId).toBeDefined();
+    } else {
+      expect(apiRoutes).toHaveLength(1);
+      const functionId = functionOfRoute(route.routeKey, route.protocol);
+      expect(
+        Object.values(template.findResources('AWS::Lambda::Url')).filter(
+          (url) => getAttTargets(url.Properties.TargetFunctionArn)[0] === functionId,
+        ),
+      ).toEqual([]);
+    }
   });
 
   it('has exactly one function per HTTP route, WebSocket route, queue consumer and state machine task, and no helper functions', () => {
@@ -351,7 +414,11 @@ describe.each(functionCases)('function $id ($kind)', (functionCase) => {
     for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
       expect(actions.has(write), write).toBe(has('table:write'));
     }
-    expect(actions.has('sqs:SendMessage')).toBe(has('events:send'));
+    expect(actions.has('sqs:SendMessage')).toBe(has('events:send') || has('realtime:send'));
+    // Sending reaches exactly the queues the access list names, each through its own variable.
+    const sendTargets = sendTargetsOf(functionId);
+    expect(sendTargets.has(queueOf('Events')), 'sends to the Events queue').toBe(has('events:send'));
+    expect(sendTargets.has(queueOf('Realtime')), 'sends to the Realtime queue').toBe(has('realtime:send'));
     // A queue consumer's event source may also receive, delete and hide messages of its own queue.
     const sqsAllowed = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'].concat(
       functionCase.kind === 'consumer' ? ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'] : [],
@@ -362,6 +429,7 @@ describe.each(functionCases)('function $id ($kind)', (functionCase) => {
     expect([...actions].filter((action) => action.startsWith('secretsmanager:') || action.startsWith('lambda:'))).toEqual([]);
     expect(resourceEnv.table in environment).toBe(has('table:read') || has('table:write'));
     expect(resourceEnv.eventsQueue in environment).toBe(has('events:send'));
+    expect(resourceEnv.realtimeQueue in environment).toBe(has('realtime:send'));
     expect(resourceEnv.connectionsEndpoint in environment).toBe(has('connections:manage'));
     expect(resourceEnv.webhookStateMachine in environment).toBe(has('webhooks:start'));
     expect(webhookSecretEncryptionKeyEnv in environment).toBe(
@@ -380,17 +448,47 @@ describe('least privilege', () => {
     expect([...actions].filter((action) => action.startsWith('sqs:') || action.startsWith('execute-api:'))).toEqual([]);
   });
 
-  it('lets CreateMessage send to the events queue and post to connections of the prod stage only', () => {
+  it('lets CreateMessage send to the events and realtime queues and post to connections of the prod stage only', () => {
     const functionId = functionOfRoute('POST /messages', 'HTTP');
     const { statements } = permissionsOf(functionId);
-    const queueId = Object.keys(template.findResources('AWS::SQS::Queue', { Properties: { RedrivePolicy: Match.anyValue() } }))[0];
     const wsApiId = logicalIdOf('AWS::ApiGatewayV2::Api', { ProtocolType: 'WEBSOCKET' });
 
-    const send = statements.find((statement) => statement.actions.includes('sqs:SendMessage'));
+    const send = statements.filter((statement) => statement.actions.includes('sqs:SendMessage'));
     const manage = statements.find((statement) => statement.actions.includes('execute-api:ManageConnections'));
-    expect(send?.resource).toEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
+    expect(send.flatMap((statement) => [statement.resource].flat())).toEqual(
+      expect.arrayContaining([{ 'Fn::GetAtt': [queueOf('Events'), 'Arn'] }, { 'Fn::GetAtt': [queueOf('Realtime'), 'Arn'] }]),
+    );
+    expect(send.flatMap((statement) => [statement.resource].flat())).toHaveLength(2);
+    expect(environmentOf(functionId)).toMatchObject({
+      [resourceEnv.eventsQueue]: { Ref: queueOf('Events') },
+      [resourceEnv.realtimeQueue]: { Ref: queueOf('Realtime') },
+    });
     expect(JSON.stringify(manage?.resource)).toContain(`{"Ref":"${wsApiId}"},"/prod/*/@connections/*"`);
     expect(JSON.stringify(environmentOf(functionId)[resourceEnv.connectionsEndpoint])).toMatch(/"https:\/\/".*\/prod"/);
+  });
+
+  it('lets exactly the connections:manage functions, queue consumers included, post to connections of the prod stage', () => {
+    const wsApiId = logicalIdOf('AWS::ApiGatewayV2::Api', { ProtocolType: 'WEBSOCKET' });
+    const managers = Object.keys(template.findResources('AWS::Lambda::Function')).filter((functionId) =>
+      permissionsOf(functionId).actions.has('execute-api:ManageConnections'),
+    );
+    const expected = functionCases.filter((functionCase) => functionCase.access.includes('connections:manage'));
+    const consumers = queueConsumers.filter((consumer) => consumer.access.includes('connections:manage'));
+
+    expect(consumers.map((consumer) => consumer.id)).toEqual(expect.arrayContaining(['EventsDispatcher', 'RealtimeWorker']));
+    expect(managers.sort()).toEqual(expected.map(functionOf).sort());
+    expect(managers).toEqual(expect.arrayContaining(consumers.map((consumer) => mappingOfConsumer(consumer.id).functionId)));
+    for (const functionId of managers) {
+      const manage = permissionsOf(functionId).statements.filter((statement) =>
+        statement.actions.some((action) => action.startsWith('execute-api:')),
+      );
+      expect(manage.map((statement) => statement.actions)).toEqual([['execute-api:ManageConnections']]);
+      expect(JSON.stringify(manage[0]?.resource)).toContain(`{"Ref":"${wsApiId}"},"/prod/*/@connections/*"`);
+      // The stage's callback URL: https://<api>.execute-api.<region>.<suffix>/prod
+      const endpoint = JSON.stringify(environmentOf(functionId)[resourceEnv.connectionsEndpoint]);
+      expect(endpoint).toContain(`{"Ref":"${wsApiId}"}`);
+      expect(endpoint).toMatch(/"https:\/\/".*\/prod"/);
+    }
   });
 
   it('gives a route without events:send (CreateRoom) no SQS permission at all', () => {
@@ -541,11 +639,15 @@ describe.each(stateMachines)('state machine $id', (machine) => {
 });
 
 describe.each(queueConsumers)('queue consumer $id', (consumer) => {
-  it('reads its queue in batches of batchSize, with partial batch responses and no batching window', () => {
+  it('reads its queue in batches of batchSize, maxConcurrency batches at once, with partial batch responses and no batching window', () => {
     const { mappingId, functionId } = mappingOfConsumer(consumer.id);
     const mapping = resources[mappingId]?.Properties as Record<string, unknown>;
 
-    expect(mapping).toMatchObject({ BatchSize: consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(mapping).toMatchObject({
+      BatchSize: consumer.batchSize,
+      ScalingConfig: { MaximumConcurrency: consumer.maxConcurrency },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
     expect(mapping.MaximumBatchingWindowInSeconds).toBeUndefined();
     expect(mapping.Enabled ?? true).toBe(true);
     expect(resources[functionId]?.Properties.Timeout).toBe(consumer.timeoutSeconds);
@@ -566,6 +668,103 @@ describe.each(queueConsumers)('queue consumer $id', (consumer) => {
   it('fails the synth when the visibility timeout does not exceed the consumer timeout', () => {
     expect(() => assertVisibilityExceedsTimeout(consumer, consumer.timeoutSeconds)).toThrow(/must exceed/);
     expect(() => assertVisibilityExceedsTimeout(consumer, consumer.timeoutSeconds + 1)).not.toThrow();
+  });
+
+  it('fails the synth for a maxConcurrency an SQS event source does not accept (2 to 1,000)', () => {
+    const { min, max } = sqsMaxConcurrencyRange;
+
+    expect(() => assertMaxConcurrencyInRange(consumer)).not.toThrow();
+    for (const maxConcurrency of [min - 1, max + 1, min + 0.5]) {
+      expect(() => assertMaxConcurrencyInRange({ ...consumer, maxConcurrency }), String(maxConcurrency)).toThrow(
+        new RegExp(`${consumer.id} has maxConcurrency`),
+      );
+    }
+    expect(() => assertMaxConcurrencyInRange({ ...consumer, maxConcurrency: min })).not.toThrow();
+  });
+});
+
+describe.each(streamingRoutes)('streaming route $id ($method $path)', (route) => {
+  it('has a function URL in RESPONSE_STREAM mode, auth type NONE, with CORS for its method, Authorization and Last-Event-ID', () => {
+    const { urlId, functionId } = urlOfRoute(route.id);
+    const properties = resources[urlId]?.Properties as Record<string, unknown>;
+
+    expect(properties).toMatchObject({
+      AuthType: 'NONE',
+      InvokeMode: 'RESPONSE_STREAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [functionId, 'Arn'] },
+      Cors: {
+        AllowMethods: [route.method],
+        AllowOrigins: ['*'],
+        AllowHeaders: expect.arrayContaining(['Authorization', 'Last-Event-ID']),
+      },
+    });
+    expect((properties.Cors as { AllowHeaders: string[] }).AllowHeaders).toEqual([...streamCorsAllowHeaders]);
+    expect(properties.Qualifier).toBeUndefined();
+  });
+
+  it('may be invoked by anyone through its URL only (the handler verifies the JWT itself)', () => {
+    const { functionId } = urlOfRoute(route.id);
+    const permissions = Object.values(
+      template.findResources('AWS::Lambda::Permission', { Properties: { FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] } } }),
+    ).map((permission) => permission.Properties);
+
+    expect(permissions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' }),
+        expect.objectContaining({ Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true }),
+      ]),
+    );
+    // A public invoke permission always goes with a function URL, never alone.
+    expect(
+      permissions.filter(
+        (permission) => permission.Principal === '*' && !permission.FunctionUrlAuthType && !permission.InvokedViaFunctionUrl,
+      ),
+    ).toEqual([]);
+  });
+
+  it("runs up to Lambda's 15 minutes, longer than a stream lasts (SSE_MAX_DURATION_SECONDS)", () => {
+    const { functionId } = urlOfRoute(route.id);
+
+    expect(resources[functionId]?.Properties.Timeout).toBe(900);
+    expect(handlerConfig.SSE_MAX_DURATION_SECONDS).toBeLessThan(streamingRouteTimeout.toSeconds());
+  });
+
+  it('is a stack output (SseUrl) carrying the function URL', () => {
+    const { urlId } = urlOfRoute(route.id);
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+
+    expect(outputs[sseUrlOutputId(route.id, streamingRoutes.length)]?.Value).toEqual({ 'Fn::GetAtt': [urlId, 'FunctionUrl'] });
+  });
+});
+
+describe('function URLs', () => {
+  it('exist for the functionUrl routes only, and only they may be invoked by anyone', () => {
+    template.resourceCountIs('AWS::Lambda::Url', streamingRoutes.length);
+    const publicTargets = Object.values(template.findResources('AWS::Lambda::Permission', { Properties: { Principal: '*' } })).map(
+      (permission) => getAttTargets(permission.Properties.FunctionName)[0],
+    );
+
+    expect(new Set(publicTargets)).toEqual(new Set(streamingRoutes.map((route) => urlOfRoute(route.id).functionId)));
+  });
+
+  it('are output as SseUrl while there is one streaming route, as <RouteId>SseUrl each once there are several', () => {
+    const outputs = Object.keys(template.toJSON().Outputs as object);
+
+    expect(sseUrlOutputId('StreamRoom', 1)).toBe('SseUrl');
+    expect(sseUrlOutputId('StreamRoom', 2)).toBe('StreamRoomSseUrl');
+    expect(outputs.filter((output) => output.endsWith('SseUrl'))).toHaveLength(streamingRoutes.length);
+    if (streamingRoutes.length === 1) expect(outputs).toContain('SseUrl');
+  });
+});
+
+describe('outputs', () => {
+  it.each(queues)('has the URLs of the $id queue and its dead-letter queue', (definition) => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const queueId = queueOf(definition.id);
+    const redrive = resources[queueId]?.Properties.RedrivePolicy as { deadLetterTargetArn: unknown };
+
+    expect(outputs[`${definition.id}QueueUrl`]?.Value).toEqual({ Ref: queueId });
+    expect(outputs[`${definition.id}DeadLetterQueueUrl`]?.Value).toEqual({ Ref: getAttTargets(redrive.deadLetterTargetArn)[0] });
   });
 });
 
@@ -620,19 +819,24 @@ describe('ChatFunction.grantAccess', () => {
     const stack = new Stack(newApp(), 'Bare');
     const table = new TableV2(stack, 'Table', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
     const eventsQueue = new Queue(stack, 'Queue');
+    const realtimeQueue = new Queue(stack, 'RealtimeQueue');
     const fn = new ChatFunction(stack, 'Starter', { handlerPath: 'http/webhooks/replay-delivery.ts' });
 
-    expect(() => fn.grantAccess(['webhooks:start'], { table, eventsQueue })).toThrow(/needs webhooks:start but no webhook state machine/);
-    expect(() => fn.grantAccess(['connections:manage'], { table, eventsQueue })).toThrow(/needs connections:manage/);
+    expect(() => fn.grantAccess(['webhooks:start'], { table, eventsQueue, realtimeQueue })).toThrow(
+      /needs webhooks:start but no webhook state machine/,
+    );
+    expect(() => fn.grantAccess(['connections:manage'], { table, eventsQueue, realtimeQueue })).toThrow(/needs connections:manage/);
   });
 });
 
 describe('observability', () => {
-  it('alarms on any message in a dead-letter queue, the events dead-letter queue included', () => {
+  it('alarms on any message in a dead-letter queue, the dead-letter queue of every queue of lib/routes.ts included', () => {
     const deadLetterIds = Object.keys(template.findResources('AWS::SQS::Queue', { Properties: { MessageRetentionPeriod: 1_209_600 } }));
-    const eventsRedrive = resources[queueOf('Events')]?.Properties.RedrivePolicy as { deadLetterTargetArn: unknown };
     expect(deadLetterIds).toHaveLength(queues.length);
-    expect(deadLetterIds).toContain(getAttTargets(eventsRedrive.deadLetterTargetArn)[0]);
+    for (const definition of queues) {
+      const redrive = resources[queueOf(definition.id)]?.Properties.RedrivePolicy as { deadLetterTargetArn: unknown };
+      expect(deadLetterIds, definition.id).toContain(getAttTargets(redrive.deadLetterTargetArn)[0]);
+    }
     for (const deadLetterId of deadLetterIds) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'AWS/SQS',

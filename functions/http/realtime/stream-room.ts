@@ -34,7 +34,7 @@ const sseMessage = (message: Message) => `id: ${message.id}\nevent: message\ndat
  * `SSE_MAX_DURATION_SECONDS`; EventSource (and the SDK) reconnect with `Last-Event-ID`.
  */
 export const handler = streamHandler('StreamRoom', async (request) => {
-  const params = roomParams.safeParse(request.event.pathParameters ?? {});
+  const params = roomParams.safeParse(request.params);
   if (!params.success) throw new BadRequestError('Invalid room id', [{ field: 'path.roomId', message: 'invalid id' }]);
   const { roomId } = params.data;
   const lastEventId = parseLastEventId(request.headers['last-event-id'] ?? request.query.lastEventId);
