@@ -1,4 +1,6 @@
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { config } from '#shared/config';
 
 let client: ApiGatewayManagementApiClient | undefined;
@@ -6,7 +8,15 @@ let client: ApiGatewayManagementApiClient | undefined;
 /** Built on first use: most functions never talk to connections. */
 function managementClient(): ApiGatewayManagementApiClient {
   if (!config.CONNECTIONS_ENDPOINT) throw new Error('CONNECTIONS_ENDPOINT is not set for this function');
-  client ??= new ApiGatewayManagementApiClient({ endpoint: config.CONNECTIONS_ENDPOINT, maxAttempts: 2 });
+  client ??= new ApiGatewayManagementApiClient({
+    endpoint: config.CONNECTIONS_ENDPOINT,
+    maxAttempts: 2,
+    // Fan-out posts many frames at once; the SDK's default of 50 sockets would queue them.
+    requestHandler: {
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256 }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
+    },
+  });
   return client;
 }
 

@@ -1,4 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { sendMessage } from '#domain/messages/pipeline';
 import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
@@ -191,10 +191,11 @@ describe('WebSocket connections', () => {
   });
 
   it('that the gateway no longer knows are deleted when a message is broadcast to them', async () => {
-    // Prepare
+    // Prepare: a connection past its handshake that API Gateway has forgotten
     const { projectId, author, roomId } = await freshProject();
     const stale = uniqueId('stale');
     await registerConnection({ projectId, channel: 'room', roomId, userId: author.userId, roles: ['member'], connectionId: stale });
+    await age(stale);
 
     // Act
     await sendMessage(author, { roomId, content: 'to nobody' }, { source: 'api' });
@@ -204,4 +205,30 @@ describe('WebSocket connections', () => {
     expect(await get(`CONN#${stale}`, 'CONN')).toBeUndefined();
     expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `N#U#${author.userId}`)).toMatchObject({ connections: 0 });
   });
+
+  it('that answer 410 while still inside their handshake are kept (API Gateway answers 410 until the upgrade completes)', async () => {
+    // Prepare: just registered, as during $connect
+    const { projectId, author, roomId } = await freshProject();
+    const opening = uniqueId('opening');
+    await registerConnection({ projectId, channel: 'room', roomId, userId: author.userId, roles: ['member'], connectionId: opening });
+
+    // Act
+    await sendMessage(author, { roomId, content: 'before the upgrade completed' }, { source: 'api' });
+
+    // Assess
+    expect(await get(`CONN#${opening}`, 'CONN')).toMatchObject({ connectionId: opening });
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${opening}`)).toBeDefined();
+  });
 });
+
+/** Moves a connection's connect time past the handshake grace. */
+async function age(connectionId: string): Promise<void> {
+  await raw.send(
+    new UpdateCommand({
+      TableName: table(),
+      Key: { pk: `CONN#${connectionId}`, sk: 'CONN' },
+      UpdateExpression: 'SET connectedAt = :old',
+      ExpressionAttributeValues: { ':old': new Date(Date.now() - 60_000).toISOString() },
+    }),
+  );
+}

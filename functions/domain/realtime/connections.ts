@@ -116,20 +116,33 @@ export async function findConnection(connectionId: string, options: { consistent
 }
 
 /**
+ * A connection is stored during `$connect`, before API Gateway completes the handshake, and a post
+ * to it until then fails with 410 exactly like a post to a dead one. A 410 within this long of
+ * the connect therefore does not mean gone.
+ */
+export const HANDSHAKE_GRACE_MS = 10_000;
+
+/**
  * Forgets a connection and counts it out. Deleting the lookup item with `ALL_OLD` makes this
  * idempotent: `$disconnect`, a 410 on post and an explicit close may all race, and only the one
- * that actually removed the record changes the counters.
+ * that actually removed the record changes the counters. `onlyIfPastHandshake` (for 410s) leaves
+ * a connection younger than `HANDSHAKE_GRACE_MS` alone.
  */
-export async function dropConnection(connectionId: string): Promise<{ connection: Connection; change: PresenceChange } | undefined> {
+export async function dropConnection(
+  connectionId: string,
+  options: { onlyIfPastHandshake?: boolean } = {},
+): Promise<{ connection: Connection; change: PresenceChange } | undefined> {
   connectionCache.delete(connectionId);
   let Attributes: Record<string, unknown> | undefined;
+  const graceCutoff = new Date(Date.now() - HANDSHAKE_GRACE_MS).toISOString();
   try {
     ({ Attributes } = await db.send(
       new DeleteCommand({
         TableName: tableName,
         Key: connectionLookupKey(connectionId),
         // The condition, not just ALL_OLD, makes the second of two racing deletes fail.
-        ConditionExpression: 'attribute_exists(pk)',
+        ConditionExpression: options.onlyIfPastHandshake ? 'attribute_exists(pk) AND connectedAt < :cutoff' : 'attribute_exists(pk)',
+        ...(options.onlyIfPastHandshake ? { ExpressionAttributeValues: { ':cutoff': graceCutoff } } : {}),
         ReturnValues: 'ALL_OLD',
       }),
     ));

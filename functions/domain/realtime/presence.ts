@@ -24,7 +24,7 @@ async function postInOrder(refs: readonly ConnectionRef[], frames: readonly unkn
     );
     for (const id of outcome.gone) gone.add(id);
   }
-  await Promise.all([...gone].map((id) => dropConnection(id)));
+  await Promise.all([...gone].map((id) => dropConnection(id, { onlyIfPastHandshake: true })));
 }
 
 /**
@@ -108,9 +108,12 @@ export async function announceDepartures(departures: readonly Departure[]): Prom
   await Promise.all(work);
 }
 
-/** Forgets connections API Gateway reported gone (410) and announces whatever that changed. */
+/**
+ * Forgets connections API Gateway reported gone (410) and announces whatever that changed; a
+ * connection still inside its handshake grace is kept (its 410 only meant "not open yet").
+ */
 export async function forgetGone(connectionIds: readonly string[]): Promise<void> {
   if (connectionIds.length === 0) return;
-  const drops = await Promise.all(connectionIds.map((id) => dropConnection(id)));
+  const drops = await Promise.all(connectionIds.map((id) => dropConnection(id, { onlyIfPastHandshake: true })));
   await announceDepartures(drops.filter((drop): drop is Departure => drop !== undefined));
 }

@@ -56,13 +56,15 @@ export async function welcome(job: WelcomeJob): Promise<void> {
     return;
   }
   const { projectId, roomId } = connection;
+  // The socket is open once this post lands. Only then is the snapshot read: a message whose live
+  // post found the socket not yet open is stored before this read, so `history` carries it.
+  const open = await postFirstFrame(socketId, { type: 'connected', socketId, channel: 'room', roomId, userId: connection.userId });
+  if (!open) return;
   const [refs, history, cached] = await Promise.all([
     roomConnections(projectId, roomId, { consistent: true }),
     job.history > 0 ? readMessages(projectId, roomId, { limit: job.history }) : undefined,
     job.cache ? cachedEvent(projectId, roomId) : undefined,
   ]);
-  const open = await postFirstFrame(socketId, { type: 'connected', socketId, channel: 'room', roomId, userId: connection.userId });
-  if (!open) return;
   await postToConnection(socketId, { type: 'subscription_succeeded', roomId, members: membersOf(refs), subscriptionCount: refs.length });
   if (history) await postToConnection(socketId, { type: 'history', roomId, messages: history.messages, hasMore: history.hasMore });
   if (job.cache) {
