@@ -2,8 +2,10 @@
  * Goals and the docs/performance.md template. The whole document is generated from one run's
  * results; only the prose below is written by hand, and it describes method, not numbers.
  */
+
 import type { BundlesResult } from './bundles';
 import type { CostScenario, MessageCostResult } from './message-cost';
+import { type RealtimeBenchResult, renderRealtimeMarkdown } from './realtime';
 import type { StartRun } from './startup';
 import { sum } from './stats';
 import type { LoadResult, MessageProfile, ThroughputResult, ThroughputRow } from './throughput';
@@ -53,6 +55,8 @@ export interface BenchResults {
     readonly loadAverageAtStart: number;
   };
   readonly runtime: { readonly readyMs: number };
+  /** Realtime fan-out (bench/realtime): service against a plain ws server and Soketi. */
+  readonly realtime?: RealtimeBenchResult;
   readonly startup: readonly StartRun[];
   readonly messageCost: MessageCostResult;
   readonly throughput: ThroughputResult;
@@ -547,6 +551,7 @@ ${bundlesSection(results)}
 ${readySection(results)}
 
 ${renderWebhookSection(results.webhooks)}
+${results.realtime ? renderRealtimeMarkdown(results.realtime) : ''}
 ${missesSection(results)}
 
 ## Reproducing

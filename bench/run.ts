@@ -6,6 +6,8 @@
  *      in a load-generator child process (bench/load-generator.ts), the service in this one
  *   3. every function's bundle size and module init time
  *   4. local runtime ready time (in-process `startLocalRuntime`, and `npm start` as a child)
+ *   5. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server and
+ *      Soketi, and the AWS work per realtime frame (bench/realtime)
  *
  * Writes bench/results/latest.json and docs/performance.md (whole file, from bench/report.ts).
  * Environment knobs for quick local iterations: BENCH_MESSAGES, BENCH_MEASURE_MS, BENCH_INIT_RUNS.
@@ -20,6 +22,7 @@ import { measureBundles } from './bundles';
 import { Api, BENCH_OPERATOR_KEY } from './client';
 import { instrument, Recorder } from './instrument';
 import { measureMessageCost } from './message-cost';
+import { REALTIME_RUNTIME_ENV, runRealtimeBench } from './realtime';
 import { type BenchResults, evaluateGoals, renderMarkdown } from './report';
 import { measureStartup } from './startup';
 import { round } from './stats';
@@ -89,7 +92,13 @@ const readyStarted = performance.now();
 const runtime = await startLocalRuntime({
   port: 0,
   consumers: false,
-  env: { CHAT_OPERATOR_KEY: BENCH_OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '100000000', WEBHOOK_RETRY_TIME_SCALE: '0.001' },
+  // The realtime bench sends client events faster than a client may; its settings lift that limit.
+  env: {
+    ...REALTIME_RUNTIME_ENV,
+    CHAT_OPERATOR_KEY: BENCH_OPERATOR_KEY,
+    RATE_LIMIT_MESSAGES_PER_MINUTE: '100000000',
+    WEBHOOK_RETRY_TIME_SCALE: '0.001',
+  },
 });
 const readyMs = round(performance.now() - readyStarted, 0);
 log(`Local runtime ready in ${readyMs} ms at ${runtime.baseUrl}`);
@@ -145,6 +154,8 @@ try {
   } finally {
     detachWebhookCounters();
   }
+  // Last on this runtime: it starts every queue consumer and fills rooms with up to 1,000 sockets.
+  const realtime = await phase('Realtime', () => runRealtimeBench({ runtime, log }));
   await runtime.stop();
 
   const bundles = await phase('Bundles', () => measureBundles({ repoRoot, initRuns: settings.initRuns, log }));
@@ -163,6 +174,7 @@ try {
     throughput,
     bundles,
     webhooks,
+    realtime,
     goals: [],
   };
 } catch (error) {
@@ -170,7 +182,11 @@ try {
   throw error;
 }
 
-const goals = evaluateGoals(results);
+const goals = [
+  ...evaluateGoals(results),
+  // A realtime goal that could not be measured (a leg failed) counts as missed.
+  ...(results.realtime?.goals ?? []).map((goal) => ({ ...goal, pass: goal.pass === true })),
+];
 results = { ...results, goals, benchSeconds: round((performance.now() - benchStarted) / 1000, 1) };
 mkdirSync(join(repoRoot, 'bench', 'results'), { recursive: true });
 mkdirSync(join(repoRoot, 'docs'), { recursive: true });
