@@ -19,7 +19,7 @@ export function wsHandler(routeKey: string, run: (event: WebSocketEvent) => Prom
     try {
       return await run(event);
     } catch (error) {
-      if (error instanceof HttpError) return { statusCode: error.statusCode, body: JSON.stringify(error) };
+      if (error instanceof HttpError) return { statusCode: error.statusCode, headers: error.headers, body: JSON.stringify(error) };
       logger.error('unexpected websocket error', { error: error as Error });
       return { statusCode: 500, body: JSON.stringify({ error: { code: 'internal_error', message: 'Internal error' } }) };
     } finally {

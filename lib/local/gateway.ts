@@ -331,8 +331,14 @@ export async function startGateway(options: {
     const status = typeof result === 'object' && result !== null ? (result.statusCode ?? 200) : 200;
     if (status < 200 || status >= 300) {
       const body = typeof result === 'object' && result?.body ? result.body : '';
+      // API Gateway passes the $connect answer's headers (Retry-After on a 429) to the client.
+      const extra = typeof result === 'object' && result?.headers ? result.headers : {};
+      const headerLines = Object.entries(extra)
+        .filter(([name]) => !/^(content-length|connection|content-type)$/i.test(name))
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
       socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\nContent-Type: application/json\r\n${headerLines}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
       return;
     }

@@ -48,16 +48,14 @@ export class LocalResponseStream extends Writable {
  * `awslambda.streamifyResponse` when they load, so this must be installed before any is imported.
  */
 export function installAwsLambdaGlobal(): void {
-  const target = globalThis as { awslambda?: unknown };
-  target.awslambda ??= {
-    streamifyResponse<F extends object>(handler: F): F {
-      return Object.assign(handler, { [STREAMING]: 'response' });
-    },
-    HttpResponseStream: {
-      from(stream: Writable, prelude: Prelude): Writable {
-        if (stream instanceof LocalResponseStream) stream.setPrelude(prelude);
-        return stream;
-      },
+  // Merged, not replaced or skipped: the AWS SDK's invoke store creates an empty `awslambda` first.
+  const target = globalThis as { awslambda?: Record<string, unknown> };
+  target.awslambda ??= {};
+  target.awslambda.streamifyResponse ??= <F extends object>(handler: F): F => Object.assign(handler, { [STREAMING]: 'response' });
+  target.awslambda.HttpResponseStream ??= {
+    from(stream: Writable, prelude: Prelude): Writable {
+      if (stream instanceof LocalResponseStream) stream.setPrelude(prelude);
+      return stream;
     },
   };
 }

@@ -2,10 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, ROLES, type Role } from '../../lib/routes';
 import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { get } from '../support/raw-table';
+import { openSse } from '../support/sse';
 
 /**
  * Who may do what: every project role and the API key against every route with a `minRole`
- * (from the wiring table) and every route with room-level rules (room owner, moderator, member, guest).
+ * (from the wiring table), every route with room-level rules (room owner, moderator, member, guest)
+ * and every route with user-level rules (the user themself, a project admin or the API key).
  */
 
 type Auth = Pick<ApiOptions, 'token' | 'apiKey'>;
@@ -155,6 +158,43 @@ describe('routes with a minimum project role', () => {
       minRole: 'moderator',
       success: 200,
       act: (auth) => api('/admin/webhooks/deliveries', auth),
+    },
+    PublishEvents: {
+      minRole: 'member',
+      success: 202,
+      async act(auth) {
+        const roomId = uniqueId('room');
+        await api('/rooms', { apiKey: project.apiKey, body: { id: roomId, type: 'public' } });
+        const response = await api('/events', { ...auth, body: { roomIds: [roomId], name: 'role-check' } });
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(response.body).toEqual({ sent: [roomId], skipped: [] });
+            const cached = await get(`P#${project.projectId}#R#${roomId}#CONNS`, 'CACHE');
+            expect(cached?.frame?.event).toBe(allowed ? 'role-check' : undefined);
+          },
+        };
+      },
+    },
+    GetProjectFeatureFlags: {
+      minRole: 'admin',
+      success: 200,
+      act: (auth) => api('/admin/feature-flags', auth),
+    },
+    SetProjectFeatureFlags: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        await api('/admin/feature-flags', { apiKey: project.apiKey, method: 'PUT', body: { overrides: { embed_widget: true } } });
+        const response = await api('/admin/feature-flags', { ...auth, method: 'PUT', body: { overrides: { embed_widget: false } } });
+        return {
+          ...response,
+          check: async (allowed) => {
+            const read = await api('/admin/feature-flags', { apiKey: project.apiKey });
+            expect(read.body.overrides).toEqual({ embed_widget: !allowed });
+          },
+        };
+      },
     },
     ReplayWebhookDelivery: {
       minRole: 'admin',
@@ -343,6 +383,28 @@ describe('routes with room-level rules', () => {
         api('/messages', { ...auth, body: { roomId, content: 'old', userId: 'archivist', createdAt: '2020-05-05T05:05:05.000Z' } }),
       check: async ({ roomId }, allowed) => expect(await historyOf(roomId)).toHaveLength(allowed ? 1 : 0),
     },
+    {
+      route: 'StreamRoom',
+      rule: 'room readers with a user JWT (members, guests, project admins); the route takes no API key',
+      expected: {
+        guest: 200,
+        member: 200,
+        roomOwner: 200,
+        moderator: 200,
+        admin: 200,
+        owner: 200,
+        apiKey: [401, 'missing_credentials'],
+      },
+      act: async (auth, { roomId }) => {
+        const sse = await openSse(`/rooms/${roomId}/stream`, {
+          token: auth.token,
+          headers: auth.apiKey ? { 'x-service-api-key': auth.apiKey } : {},
+        });
+        sse.close();
+        return { status: sse.status, body: sse.body, headers: sse.headers };
+      },
+      check: async () => undefined,
+    },
   ];
 
   const callers: Caller[] = ['guest', 'member', 'roomOwner', 'moderator', 'admin', 'owner', 'apiKey'];
@@ -361,6 +423,90 @@ describe('routes with room-level rules', () => {
       // Assess
       expect({ status: response.status, code: allowed ? undefined : response.body?.error?.code }).toEqual({ status, code });
       await rule.check(room, allowed, caller);
+    });
+  });
+});
+
+describe('routes with user-level rules: the user themself, a project admin or the API key', () => {
+  type Caller = 'guest' | 'member' | 'roomOwner' | 'moderator' | 'admin' | 'owner' | 'apiKey';
+  /** Every case acts on the `member` user's channel, watchlist or connections; `member` is the user themself. */
+  const subject = () => users.member;
+  const authOf = (caller: Caller): Auth => (caller === 'apiKey' ? { apiKey: project.apiKey } : { token: tokens[caller] });
+  const watchedIds = async () =>
+    ((await api(`/users/${subject()}/watchlist`, { apiKey: project.apiKey })).body.targets as any[]).map((target) => target.targetId);
+
+  interface UserRule {
+    readonly route: string;
+    readonly success: number;
+    act(auth: Auth): Promise<ApiResponse & { check?: (allowed: boolean) => Promise<void> }>;
+  }
+
+  const rules: UserRule[] = [
+    {
+      route: 'PublishUserEvent',
+      success: 202,
+      act: (auth) => api(`/users/${subject()}/events`, { ...auth, body: { name: 'role-check' } }),
+    },
+    {
+      route: 'CloseUserConnections',
+      success: 200,
+      act: (auth) => api(`/users/${subject()}/connections`, { ...auth, method: 'DELETE' }),
+    },
+    {
+      route: 'ListWatchlist',
+      success: 200,
+      act: (auth) => api(`/users/${subject()}/watchlist`, auth),
+    },
+    {
+      route: 'AddWatchlistTarget',
+      success: 201,
+      async act(auth) {
+        const targetId = uniqueId('watched');
+        const response = await api(`/users/${subject()}/watchlist`, { ...auth, body: { type: 'user', targetId } });
+        return { ...response, check: async (allowed) => expect((await watchedIds()).includes(targetId)).toBe(allowed) };
+      },
+    },
+    {
+      route: 'RemoveWatchlistTarget',
+      success: 204,
+      async act(auth) {
+        const targetId = uniqueId('watched');
+        await api(`/users/${subject()}/watchlist`, { apiKey: project.apiKey, body: { type: 'user', targetId } });
+        const response = await api(`/users/${subject()}/watchlist`, { ...auth, method: 'DELETE', body: { type: 'user', targetId } });
+        return { ...response, check: async (allowed) => expect((await watchedIds()).includes(targetId)).toBe(!allowed) };
+      },
+    },
+  ];
+
+  const callers: { caller: Caller; allowed: boolean }[] = [
+    { caller: 'guest', allowed: false },
+    { caller: 'member', allowed: true },
+    { caller: 'roomOwner', allowed: false },
+    { caller: 'moderator', allowed: false },
+    { caller: 'admin', allowed: true },
+    { caller: 'owner', allowed: true },
+    { caller: 'apiKey', allowed: true },
+  ];
+
+  it('has a rule for every route that acts on a user id', () => {
+    // Assess
+    expect(rules.map((rule) => rule.route).sort()).toEqual(
+      httpRoutes
+        .filter((route) => route.path.startsWith('/users/{userId}') && route.auth === 'userOrService')
+        .map((route) => route.id)
+        .sort(),
+    );
+  });
+
+  describe.each(rules)('$route', (rule) => {
+    it.each(callers)('as $caller (allowed: $allowed)', async ({ caller, allowed }) => {
+      // Act
+      const response = await rule.act(authOf(caller));
+
+      // Assess
+      if (allowed) expect({ status: response.status, error: response.body?.error }).toEqual({ status: rule.success, error: undefined });
+      else expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 403, code: 'forbidden' });
+      await response.check?.(allowed);
     });
   });
 });

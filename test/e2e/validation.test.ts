@@ -5,6 +5,7 @@ import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/w
 import { httpRoutes } from '../../lib/routes';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
 import { raw, table } from '../support/raw-table';
+import { openSse } from '../support/sse';
 
 /**
  * Bad input of every field of every request: wrong types, missing required fields, oversize values,
@@ -229,14 +230,62 @@ const requests: Record<string, RouteRequest> = {
     auth: () => ({ apiKey: project.apiKey }),
     success: 202,
   },
+  StreamRoom: { path: () => `/rooms/${roomId}/stream`, auth: () => ({ token: memberToken }), success: 200 },
+  PublishEvents: {
+    path: () => '/events',
+    auth: () => ({ apiKey: project.apiKey }),
+    body: () => ({ roomIds: [roomId], name: 'valid.event:1', data: { k: 1 }, excludeSocketId: 'socket-1' }),
+    success: 202,
+  },
+  PublishUserEvent: {
+    path: () => `/users/${memberId}/events`,
+    auth: () => ({ apiKey: project.apiKey }),
+    body: () => ({ name: 'valid_event', data: { k: 1 } }),
+    success: 202,
+  },
+  CloseUserConnections: { path: () => `/users/${uniqueId('user')}/connections`, auth: () => ({ apiKey: project.apiKey }), success: 200 },
+  ListWatchlist: { path: () => `/users/${memberId}/watchlist`, auth: () => ({ apiKey: project.apiKey }), success: 200 },
+  AddWatchlistTarget: {
+    path: () => `/users/${memberId}/watchlist`,
+    auth: () => ({ apiKey: project.apiKey }),
+    body: () => ({ type: 'user', targetId: uniqueId('watched') }),
+    success: 201,
+  },
+  RemoveWatchlistTarget: {
+    path: () => `/users/${memberId}/watchlist`,
+    auth: () => ({ apiKey: project.apiKey }),
+    body: () => ({ type: 'user', targetId: uniqueId('watched') }),
+    success: 204,
+  },
+  GetFeatureFlags: { path: () => '/client/feature-flags', auth: () => ({}), success: 200 },
+  GetProjectFeatureFlags: { path: () => '/admin/feature-flags', auth: () => ({ apiKey: project.apiKey }), success: 200 },
+  SetProjectFeatureFlags: {
+    path: () => '/admin/feature-flags',
+    auth: () => ({ apiKey: project.apiKey }),
+    body: () => ({ overrides: { voice_messages: true, reply_suggestions: true, embed_widget: true, reconnect_backoff_fluxy: false } }),
+    success: 200,
+  },
 };
 
 const routeById = new Map(httpRoutes.map((route) => [route.id, route]));
-const send = (id: string, options: { path?: string; body?: unknown; rawBody?: string } = {}) => {
+
+/** A streaming route's answer: the refusal's JSON, or the status of a stream that opened (closed at once). */
+async function openStream(path: string, auth: Auth) {
+  const stream = await openSse(path, {
+    token: auth.token,
+    headers: { ...auth.headers, ...(auth.apiKey ? { 'x-service-api-key': auth.apiKey } : {}) },
+  });
+  stream.close();
+  return { status: stream.status, body: stream.body, headers: stream.headers };
+}
+
+const send = (id: string, options: { path?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) => {
   const route = routeById.get(id);
   const request = requests[id];
   if (!route || !request) throw new Error(`no request for route ${id}`);
-  return api(options.path ?? request.path(), { method: route.method, ...request.auth(), body: options.body, rawBody: options.rawBody });
+  const auth = { ...request.auth(), ...(options.headers ? { headers: { ...request.auth().headers, ...options.headers } } : {}) };
+  if (route.transport === 'functionUrl') return openStream(options.path ?? request.path(), auth);
+  return api(options.path ?? request.path(), { method: route.method, ...auth, body: options.body, rawBody: options.rawBody });
 };
 
 const expectInvalid = (response: { status: number; body: any }, field: string) => {
@@ -371,7 +420,62 @@ const toEvents =
   (events: unknown) =>
   ({ body: _body, ...rest }: Body): Body => ({ ...rest, events });
 
+/** Event names: 1-64 of [A-Za-z0-9_.:-], never client-; data: a JSON object of at most 10 KB. */
+const eventVariants = (): [string, (body: Body) => Body, string][] => [
+  ['name missing', drop('name'), 'body.name'],
+  ['name a number', set('name', 42), 'body.name'],
+  ['name empty', set('name', ''), 'body.name'],
+  ['name of 65 characters', set('name', long(65)), 'body.name'],
+  ['name with a space', set('name', 'a b'), 'body.name'],
+  ['name with a slash', set('name', 'a/b'), 'body.name'],
+  ['name starting with client-', set('name', 'client-typing'), 'body.name'],
+  ['data an array', set('data', [1]), 'body.data'],
+  ['data a string', set('data', 'text'), 'body.data'],
+  ['data null', set('data', null), 'body.data'],
+  ['data over 10 KB', set('data', { blob: long(10 * 1024) }), 'body.data'],
+];
+
+const watchTargetVariants = (): [string, (body: Body) => Body, string][] => [
+  ['type missing', drop('type'), 'body.type'],
+  ['type unknown', set('type', 'channel'), 'body.type'],
+  ['type a number', set('type', 1), 'body.type'],
+  ...idVariants('targetId', true),
+];
+
 const fieldVariants: Record<string, [string, (body: Body) => Body, string][]> = {
+  PublishEvents: [
+    ['roomIds missing', drop('roomIds'), 'body.roomIds'],
+    ['roomIds a string', set('roomIds', 'room'), 'body.roomIds'],
+    ['roomIds empty', set('roomIds', []), 'body.roomIds'],
+    [
+      'roomIds with 11 entries',
+      set(
+        'roomIds',
+        Array.from({ length: 11 }, (_, i) => `r${i}`),
+      ),
+      'body.roomIds',
+    ],
+    ['roomIds with a number', set('roomIds', ['ok', 42]), 'body.roomIds.1'],
+    ['roomIds with a bad id', set('roomIds', ['a#b']), 'body.roomIds.0'],
+    ['roomIds with an id of 129 characters', set('roomIds', [long(129)]), 'body.roomIds.0'],
+    ...eventVariants(),
+    ['excludeSocketId a number', set('excludeSocketId', 7), 'body.excludeSocketId'],
+    ['excludeSocketId empty', set('excludeSocketId', ''), 'body.excludeSocketId'],
+    ['excludeSocketId of 129 characters', set('excludeSocketId', long(129)), 'body.excludeSocketId'],
+    ['socket_id a number', set('socket_id', 7), 'body.socket_id'],
+    ['socket_id empty', set('socket_id', ''), 'body.socket_id'],
+  ],
+  PublishUserEvent: eventVariants(),
+  AddWatchlistTarget: watchTargetVariants(),
+  RemoveWatchlistTarget: watchTargetVariants(),
+  SetProjectFeatureFlags: [
+    ['overrides missing', drop('overrides'), 'body.overrides'],
+    ['overrides an array', set('overrides', []), 'body.overrides'],
+    ['overrides null', set('overrides', null), 'body.overrides'],
+    ['overrides with an unknown flag', set('overrides', { dark_mode: true }), 'body.overrides'],
+    ['overrides with a string value', set('overrides', { voice_messages: 'yes' }), 'body.overrides.voice_messages'],
+    ['overrides with a null value', set('overrides', { embed_widget: null }), 'body.overrides.embed_widget'],
+  ],
   CreateProject: [
     ['name missing', drop('name'), 'body.name'],
     ['name a number', set('name', 42), 'body.name'],
@@ -613,6 +717,30 @@ describe('query parameters', () => {
 
     // Assess
     expect({ status: response.status, error: response.body?.error }).toEqual({ status: 200, error: undefined });
+  });
+});
+
+describe('the SSE stream resume point', () => {
+  it.each([
+    {
+      variant: 'a Last-Event-ID header that is not a message id',
+      query: '',
+      headers: { 'last-event-id': 'abc' },
+      field: 'header.last-event-id',
+    },
+    { variant: 'a negative Last-Event-ID header', query: '', headers: { 'last-event-id': '-5' }, field: 'header.last-event-id' },
+    {
+      variant: 'a lastEventId query that is not a message id',
+      query: '?lastEventId=abc',
+      headers: {} as Record<string, string>,
+      field: 'query.lastEventId',
+    },
+  ])('answers 400 naming $field to $variant', async ({ query, headers, field }) => {
+    // Act
+    const response = await send('StreamRoom', { path: `/rooms/${roomId}/stream${query}`, headers });
+
+    // Assess
+    expectInvalid(response, field);
   });
 });
 

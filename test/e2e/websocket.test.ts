@@ -315,7 +315,10 @@ describe('REST messages', () => {
 
     // Assess
     for (const socket of [first, second]) {
-      expect(socket.frames.filter((frame) => frame.type === 'message').map((frame) => frame.message.id)).toEqual([imported.body.id, byKey.body.id]);
+      expect(socket.frames.filter((frame) => frame.type === 'message').map((frame) => frame.message.id)).toEqual([
+        imported.body.id,
+        byKey.body.id,
+      ]);
     }
   });
 

@@ -66,7 +66,8 @@ export async function publishServerEvent(
       sent.push(roomId);
     }),
   );
-  return { sent: input.roomIds.filter((id) => sent.includes(id)), skipped: input.roomIds.filter((id) => skipped.includes(id)) };
+  const listed = [...new Set(input.roomIds)];
+  return { sent: listed.filter((id) => sent.includes(id)), skipped: listed.filter((id) => skipped.includes(id)) };
 }
 
 /** `POST /users/{userId}/events`: a `notification` on the user's channel and a `user.event` webhook event. */

@@ -3,6 +3,7 @@ import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { type WatchItem, type WatchTargetType, watcherKey, watchItem, watchlistKey, watchlistPk } from '#shared/db/watchlist';
+import { ForbiddenError } from '#shared/errors';
 
 export const MAX_WATCH_TARGETS = 200;
 
@@ -36,8 +37,13 @@ export async function addWatchTarget(
 ): Promise<{ target: ReturnType<typeof toTarget>; created: boolean }> {
   const projectId = principal.projectId;
   if (target.type === 'room') {
-    const watcher: Principal = principal.kind === 'user' && principal.userId !== watcherId ? { kind: 'service', projectId } : principal;
-    await accessRoom(watcher, target.targetId, { join: false });
+    // Readable by the watcher, whoever adds the watch: an admin must not give a user a window into a private room.
+    if (principal.kind === 'user' && principal.userId === watcherId) {
+      await accessRoom(principal, target.targetId, { join: false });
+    } else {
+      const access = await accessRoom({ kind: 'user', projectId, userId: watcherId, roles: ['member'] }, target.targetId, { join: false });
+      if (!access.membership && access.room.type !== 'public') throw new ForbiddenError('The user cannot read this room', 'not_a_member');
+    }
   }
   const item: WatchItem = { watcherId, type: target.type, targetId: target.targetId, createdAt: new Date().toISOString() };
   try {

@@ -17,11 +17,13 @@ const eventId = z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(Numb
 const LATE_WRITE_WINDOW_IDS = 5_000 * 1000;
 const PAGE = 100;
 
-function parseLastEventId(value: string | undefined): number | undefined {
+/** The resume point: the `Last-Event-ID` header (EventSource) or `?lastEventId=` (first connects, proxies that drop headers). */
+function parseLastEventId(header: string | undefined, query: string | undefined): number | undefined {
+  const [value, field] = header !== undefined && header !== '' ? [header, 'header.last-event-id'] : [query, 'query.lastEventId'];
   if (value === undefined || value === '') return undefined;
   const parsed = eventId.safeParse(value);
   if (!parsed.success)
-    throw new BadRequestError('Last-Event-ID must be a message id', [{ field: 'header.last-event-id', message: 'must be a message id' }]);
+    throw new BadRequestError(`Invalid request: ${field}: must be a message id`, [{ field, message: 'must be a message id' }]);
   return parsed.data;
 }
 
@@ -37,7 +39,7 @@ export const handler = streamHandler('StreamRoom', async (request) => {
   const params = roomParams.safeParse(request.params);
   if (!params.success) throw new BadRequestError('Invalid room id', [{ field: 'path.roomId', message: 'invalid id' }]);
   const { roomId } = params.data;
-  const lastEventId = parseLastEventId(request.headers['last-event-id'] ?? request.query.lastEventId);
+  const lastEventId = parseLastEventId(request.headers['last-event-id'], request.query.lastEventId);
   const { user } = request;
   await accessRoom(user, roomId, { join: true });
 

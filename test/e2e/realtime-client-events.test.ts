@@ -1,0 +1,169 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
+import { collectEvents, eventsOf } from '../support/events';
+import { connectWelcomed, type RoomSocket } from '../support/ws';
+
+/**
+ * `client-*` frames: broadcast as `event` frames to the room's other connections (the sender's
+ * other connections included) and never back to the sending socket; rate limited per connection
+ * (`RATE_LIMIT_CLIENT_EVENTS_PER_SECOND`, 10 by default) with `rate_limited` error frames that
+ * leave the connection open; offered to `client_event` webhooks.
+ */
+
+let project: TestProject;
+beforeAll(async () => {
+  project = await createTestProject('realtime-client-events');
+});
+
+const open: RoomSocket[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((socket) => socket.close()));
+});
+
+async function join(roomId: string, token: string) {
+  const socket = await connectWelcomed(roomId, token, { history: 0 });
+  open.push(socket);
+  return socket;
+}
+
+/** A group room of alice and bob: alice on two connections, bob on one, all welcomed and announced. */
+async function roomOfThree(projectOf: TestProject = project) {
+  const [alice, bob] = await Promise.all([newUser(projectOf, 'alice'), newUser(projectOf, 'bob')]);
+  const roomId = uniqueId('room');
+  await api('/rooms', { token: alice.token, body: { id: roomId, type: 'group', members: [bob.userId] } });
+  const sender = await join(roomId, alice.token);
+  const sibling = await join(roomId, alice.token);
+  const receiver = await join(roomId, bob.token);
+  // The last arrival is announced to the others before anything else happens.
+  await sender.next((frame) => frame.type === 'subscription_count' && frame.subscriptionCount === 3);
+  await sibling.next((frame) => frame.type === 'subscription_count' && frame.subscriptionCount === 3);
+  return { roomId, alice, bob, sender, sibling, receiver };
+}
+
+/** Waits until no frame arrived for a ping's round trip. */
+async function settle(socket: RoomSocket) {
+  const before = socket.ofType('pong').length;
+  socket.send({ type: 'ping' });
+  await socket.next(() => socket.ofType('pong').length > before);
+}
+
+/** Sleeps until just past the start of a rate-limit second, so a burst lands in one window. */
+async function startOfSecond() {
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+}
+
+describe('client events', () => {
+  it("reach the room's other connections, the sender's own other connection included, but not the sending socket", async () => {
+    // Prepare
+    const { roomId, alice, sender, sibling, receiver } = await roomOfThree();
+    const socketId = await sender.socketId();
+
+    // Act
+    sender.send({ type: 'client-typing', data: { typing: true } });
+    const toBob = await receiver.next((frame) => frame.type === 'event');
+    const toSibling = await sibling.next((frame) => frame.type === 'event');
+    await settle(sender);
+
+    // Assess
+    const expected = { type: 'event', roomId, event: 'client-typing', data: { typing: true }, userId: alice.userId, socketId };
+    expect(toBob).toEqual(expected);
+    expect(toSibling).toEqual(expected);
+    expect(sender.ofType('event', 'error')).toEqual([]);
+  });
+
+  it('carry {} as data when the frame has none', async () => {
+    // Prepare
+    const { receiver, sender } = await roomOfThree();
+
+    // Act
+    sender.send({ type: 'client-ping.v2:x_y' });
+    const delivered = await receiver.next((frame) => frame.type === 'event');
+
+    // Assess
+    expect(delivered).toMatchObject({ event: 'client-ping.v2:x_y', data: {} });
+  });
+
+  it('over 10 KB are refused with payload_too_large and reach nobody', async () => {
+    // Prepare
+    const { receiver, sender } = await roomOfThree();
+
+    // Act
+    sender.send({ type: 'client-big', data: { blob: 'x'.repeat(10 * 1024) }, ref: 'r-1' });
+    const error = await sender.next((frame) => frame.type === 'error');
+    await settle(receiver);
+
+    // Assess
+    expect(error).toMatchObject({ type: 'error', ref: 'r-1', error: { code: 'payload_too_large' } });
+    expect(receiver.ofType('event')).toEqual([]);
+  });
+
+  it('past 10 a second on one connection get rate_limited error frames with retryAfter; the connection stays usable', async () => {
+    // Prepare
+    const { sender, receiver } = await roomOfThree();
+    await startOfSecond();
+
+    // Act
+    for (let i = 0; i < 15; i++) sender.send({ type: 'client-burst', data: { i }, ref: `b-${i}` });
+    await sender.next(() => sender.ofType('error').length >= 5);
+    await receiver.next(() => receiver.ofType('event').length >= 10);
+    await settle(receiver);
+    await settle(sender);
+
+    // Assess
+    const errors = sender.ofType('error');
+    expect(errors).toHaveLength(5);
+    for (const error of errors) {
+      expect(error).toMatchObject({ type: 'error', event: 'client-burst', error: { code: 'rate_limited' } });
+      expect(error.retryAfter).toBeGreaterThanOrEqual(1);
+      expect(Number.isInteger(error.retryAfter)).toBe(true);
+    }
+    const refused = new Set(errors.map((error) => error.ref));
+    const delivered = receiver.ofType('event').map((frame) => `b-${frame.data.i}`);
+    expect(delivered).toHaveLength(10);
+    expect(delivered.filter((ref) => refused.has(ref))).toEqual([]);
+    expect(sender.isOpen).toBe(true);
+    sender.send({ type: 'message', content: 'still talking' });
+    expect(await sender.next((frame) => frame.type === 'ack')).toMatchObject({ created: true, message: { content: 'still talking' } });
+  });
+
+  it('are limited per connection: a second connection of the same user has its own budget', async () => {
+    // Prepare
+    const { sender, sibling, receiver } = await roomOfThree();
+    await startOfSecond();
+
+    // Act
+    for (let i = 0; i < 10; i++) sender.send({ type: 'client-a', data: { i } });
+    for (let i = 0; i < 10; i++) sibling.send({ type: 'client-b', data: { i } });
+    await receiver.next(() => receiver.ofType('event').length >= 20);
+    await settle(sender);
+    await settle(sibling);
+
+    // Assess
+    expect(sender.ofType('error')).toEqual([]);
+    expect(sibling.ofType('error')).toEqual([]);
+  });
+
+  it('are published as client_event when a webhook subscribes', async () => {
+    // Prepare
+    const own = await createTestProject('realtime-client-event-hook');
+    await api('/webhooks/register', {
+      apiKey: own.apiKey,
+      body: { url: `https://example.com/hooks/${uniqueId('hook')}`, eventTypes: ['client_event'] },
+    });
+    const { roomId, sender, receiver } = await roomOfThree(own);
+
+    // Act
+    sender.send({ type: 'client-cursor', data: { x: 3, y: 4 } });
+    await receiver.next((frame) => frame.type === 'event');
+    const events = await collectEvents(eventsOf(own.projectId), { count: 1, settleMs: 500 });
+
+    // Assess
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'client_event',
+        projectId: own.projectId,
+        payload: { roomId, event: 'client-cursor', data: { x: 3, y: 4 } },
+      }),
+    ]);
+  });
+});
