@@ -1,0 +1,55 @@
+/** An error the service answered (HTTP status or `error` frame), or one the SDK raised itself. */
+export class ChatError extends Error {
+  /** The service's error code (`rate_limited`, `invalid_token`, ...) or the SDK's (`network_error`, `closed`, ...). */
+  readonly code: string;
+  /** The HTTP status, when the error came from an HTTP answer or a refused WebSocket upgrade. */
+  readonly status: number | undefined;
+  /** Seconds to wait before trying again (`429` answers and `rate_limited` frames). */
+  readonly retryAfter: number | undefined;
+  readonly details: unknown;
+  /** The `ref` of the client frame an `error` frame answers (`trigger` returns it). */
+  readonly ref: string | undefined;
+
+  constructor(
+    code: string,
+    message: string,
+    extra: { status?: number; retryAfter?: number; details?: unknown; ref?: string; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'ChatError';
+    this.code = code;
+    this.status = extra.status;
+    this.retryAfter = extra.retryAfter;
+    this.details = extra.details;
+    this.ref = extra.ref;
+  }
+}
+
+/** The service's error body `{ error: { code, message, details? } }`, loosely read. */
+export function errorFromBody(body: unknown, status: number | undefined, retryAfterHeader?: string | null): ChatError {
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null | undefined)?.error;
+  const code = typeof error?.code === 'string' ? error.code : status === undefined ? 'unknown_error' : `http_${status}`;
+  const message =
+    typeof error?.message === 'string' ? error.message : `Request failed${status === undefined ? '' : ` with HTTP ${status}`}`;
+  const fromDetails = (error?.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+  const fromHeader = retryAfterHeader ? Number(retryAfterHeader) : Number.NaN;
+  const retryAfter = Number.isFinite(fromHeader) ? fromHeader : typeof fromDetails === 'number' ? fromDetails : undefined;
+  return new ChatError(code, message, {
+    ...(status === undefined ? {} : { status }),
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+    ...(error?.details === undefined ? {} : { details: error.details }),
+  });
+}
+
+/**
+ * How the SDK reacts to a failed attempt: `fatal` ends the client (bad credentials, not a member,
+ * no such room, a malformed request), `rate_limited` waits `retryAfter`, `transient` tries the next
+ * transport or backs off.
+ */
+export function classify(error: ChatError): 'fatal' | 'rate_limited' | 'transient' {
+  if (error.status === 429 || error.code === 'rate_limited') return 'rate_limited';
+  if (error.status === 400 || error.status === 401 || error.status === 403) return 'fatal';
+  // A 404 `not_found` means no such route (an older server or a gateway in between), not no such room.
+  if (error.status === 404 && error.code !== 'not_found') return 'fatal';
+  return 'transient';
+}

@@ -1,0 +1,154 @@
+import type { BackoffSettings } from './backoff';
+import type { ChatError } from './errors';
+
+/** A stored message, as every transport and REST route carries it. */
+export interface Message {
+  /** `createdAtMs × 1000 + slot`: unique in the room and ordered by time. */
+  readonly id: number;
+  readonly roomId: string;
+  readonly userId: string;
+  readonly content: string;
+  readonly parent_id: number | null;
+  readonly attachments: readonly string[];
+  readonly clientMessageId: string | null;
+  readonly createdAt: string;
+  readonly moderation: { readonly label: string; readonly reason: string } | null;
+}
+
+/**
+ * - `connecting`: the first attempt is under way.
+ * - `connected`: a WebSocket is open (messages, presence, events, `trigger`).
+ * - `sse`: the WebSocket was refused; messages arrive over the SSE stream.
+ * - `polling`: SSE was refused too; messages arrive by polling.
+ * - `reconnecting`: the transport was lost (or every transport failed); waiting for the next attempt.
+ * - `disconnected`: `close()` was called, or the service refused the credentials or the room (see `lastError`).
+ */
+export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'disconnected' | 'sse' | 'polling';
+
+export type Transport = 'websocket' | 'sse' | 'polling';
+
+/** The part of the WHATWG `WebSocket` the SDK uses: browsers' and Node 22's global, or the `ws` package's class. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: string, listener: (event: any) => void): void;
+}
+
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface RoomClientOptions {
+  /** The HTTP API's base URL, e.g. `http://127.0.0.1:8787`. */
+  readonly baseUrl: string;
+  /**
+   * The WebSocket API's URL on AWS (`wss://<api>/<stage>`); the SDK adds `?roomId=&token=`.
+   * @default `baseUrl` with a `ws(s)` scheme and the local path `/ws/rooms/<roomId>`
+   */
+  readonly wsUrl?: string;
+  /**
+   * Base URL of the SSE stream (on AWS the stack's `SseUrl` output, a Lambda function URL).
+   * @default baseUrl
+   */
+  readonly sseUrl?: string;
+  readonly roomId: string;
+  /** A user JWT. Give this or `getToken`. */
+  readonly token?: string;
+  /** Called before each connection attempt and request, so a refreshed token is picked up. */
+  readonly getToken?: () => string | Promise<string>;
+  /** @default globalThis.WebSocket (Node 20 has none: pass the `ws` package's class) */
+  readonly WebSocket?: WebSocketConstructor;
+  /**
+   * The transports to try, in this order.
+   * @default ['websocket', 'sse', 'polling']
+   */
+  readonly transports?: readonly Transport[];
+  /**
+   * How many recent messages the first connection delivers (0–100).
+   * @default 20 (the server's default)
+   */
+  readonly history?: number;
+  /** Ask the WebSocket for the room's cached server event (`cache=1`), delivered as an `event` with `cached: true`. @default false */
+  readonly cache?: boolean;
+  /** @default 2000 */
+  readonly pollIntervalMs?: number;
+  /** How long a WebSocket or SSE connection may take to open before the next transport is tried. @default 5000 */
+  readonly connectTimeoutMs?: number;
+  /** How long a WebSocket send waits for its `ack` before it is retried over REST (same `clientMessageId`). @default 10000 */
+  readonly ackTimeoutMs?: number;
+  /** How often, while on SSE or polling, to try a WebSocket again; 0 never does. @default 30000 */
+  readonly upgradeIntervalMs?: number;
+  /** Overrides the reconnect curve instead of reading it from `GET /client/feature-flags`. */
+  readonly backoff?: BackoffSettings;
+  /** @default globalThis.fetch */
+  readonly fetch?: FetchLike;
+}
+
+export interface SendOptions {
+  /** Idempotency key in the room. @default a random one, so a retried send is stored once */
+  readonly clientMessageId?: string;
+  readonly parent_id?: number;
+  readonly attachments?: readonly string[];
+}
+
+export interface Presence {
+  readonly members: readonly string[];
+  readonly subscriptionCount: number;
+}
+
+export interface MemberChange {
+  readonly userId: string;
+  readonly subscriptionCount: number;
+}
+
+/** A server event (`POST /events`) or another connection's `client-*` event. */
+export interface RoomEvent {
+  readonly roomId: string;
+  readonly event: string;
+  readonly data: Record<string, unknown>;
+  /** The sender of a `client-*` event. */
+  readonly userId?: string;
+  readonly socketId?: string;
+  /** The room's cached event replayed on connect (`cache: true`). */
+  readonly cached?: boolean;
+}
+
+export interface RoomClientEvents {
+  state: (state: ConnectionState, previous: ConnectionState) => void;
+  message: (message: Message) => void;
+  presence: (presence: Presence) => void;
+  member_joined: (change: MemberChange) => void;
+  member_left: (change: MemberChange) => void;
+  subscription_count: (count: { readonly subscriptionCount: number }) => void;
+  event: (event: RoomEvent) => void;
+  error: (error: ChatError) => void;
+}
+
+export interface RoomClient {
+  readonly state: ConnectionState;
+  readonly roomId: string;
+  /** Users with at least one connection to the room (WebSocket only; empty on SSE and polling). */
+  readonly members: readonly string[];
+  readonly subscriptionCount: number;
+  /** This WebSocket connection's id (pass it as `excludeSocketId`); `undefined` off the WebSocket. */
+  readonly socketId: string | undefined;
+  /** The newest message id delivered. */
+  readonly lastMessageId: number | undefined;
+  /** The error that ended the client (`disconnected`), or the last one a transport failed with. */
+  readonly lastError: ChatError | undefined;
+  on<K extends keyof RoomClientEvents>(event: K, listener: RoomClientEvents[K]): () => void;
+  /**
+   * Sends a message: a `message` frame answered by `ack` on the WebSocket, `POST /rooms/{roomId}/messages`
+   * otherwise. Resolves with the stored message (also delivered once through `message`); rejects
+   * with a `ChatError` carrying `code` and, for `rate_limited`, `retryAfter`.
+   */
+  send(content: string, options?: SendOptions): Promise<Message>;
+  /**
+   * Sends a `client-*` event to the room's other connections (WebSocket only; throws `not_connected`
+   * otherwise). Returns the frame's `ref`; a refusal arrives as an `error` event with that `ref`.
+   */
+  trigger(event: string, data?: Record<string, unknown>): string;
+  /** Stops every transport and timer; the state becomes `disconnected`. */
+  close(): void;
+}
