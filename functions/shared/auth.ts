@@ -39,6 +39,13 @@ export function requireRole(principal: Principal, minRole: Role): void {
 
 export const isProjectAdmin = (principal: Principal) => hasRole(principal, 'admin');
 
+/** A user's own channel, watchlist and connections: that user, a project admin or the API key. */
+export function requireSelfOrAdmin(principal: Principal, userId: string): void {
+  if (principal.kind === 'user' && principal.userId === userId) return;
+  if (isProjectAdmin(principal)) return;
+  throw new ForbiddenError("Only the user or a project admin may act on this user's channel");
+}
+
 /** `sub` of a service principal, for audit fields. */
 export const actorId = (principal: Principal) => (principal.kind === 'user' ? principal.userId : 'service');
 

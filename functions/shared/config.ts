@@ -77,8 +77,12 @@ const configSchema = z.object({
   REALTIME_HISTORY_DEFAULT: z._default(z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(100)), 20),
   SSE_POLL_INTERVAL_MS: positiveInt(1000),
   SSE_HEARTBEAT_MS: positiveInt(15_000),
-  /** An SSE response ends after this long (Lambda's limit is 15 minutes); EventSource reconnects itself. */
-  SSE_MAX_DURATION_SECONDS: positiveInt(840),
+  /**
+   * An SSE response ends after this long; EventSource and the SDK reconnect with Last-Event-ID.
+   * Short because a Lambda streaming a response is not told when its client goes away: an
+   * abandoned stream runs (and polls) until this ends.
+   */
+  SSE_MAX_DURATION_SECONDS: positiveInt(120),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,5 +1,5 @@
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
-import { registerConnection } from '#domain/realtime/connections';
+import { dropConnection, registerConnection } from '#domain/realtime/connections';
 import type { WelcomeJob } from '#domain/realtime/welcome';
 import { accessRoom } from '#domain/rooms/rooms';
 import { authenticateToken } from '#shared/auth';
@@ -62,4 +62,15 @@ export const handler = wsHandler('$connect', async (event) => {
   return { statusCode: 200 };
 });
 
-const queueWelcome = (job: WelcomeJob) => sendRealtimeJobs([job]);
+/**
+ * A refused upgrade never gets a `$disconnect`, so a connection stored for it is forgotten here,
+ * or its presence counters would stay counted in.
+ */
+async function queueWelcome(job: WelcomeJob): Promise<void> {
+  try {
+    await sendRealtimeJobs([job]);
+  } catch (error) {
+    await dropConnection(job.connection.connectionId);
+    throw error;
+  }
+}

@@ -117,7 +117,8 @@ async function handleClientEvent(connection: Connection, frame: unknown, size: n
  */
 export const handler = wsHandler('$default', async (event) => {
   const connectionId = event.requestContext.connectionId;
-  const connection = await findConnection(connectionId);
+  // A frame sent right after the open can beat an eventually consistent read of the new record.
+  const connection = (await findConnection(connectionId)) ?? (await findConnection(connectionId, { consistent: true }));
   if (!connection) return { statusCode: 410 };
   const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
   let frame: unknown;

@@ -164,6 +164,32 @@ describe('the watchlist routes', () => {
   });
 });
 
+describe('a full watchlist', () => {
+  it('refuses the 201st target with 409 watchlist_full, still answers a repeat of a watched one, and takes one again after a removal', async () => {
+    // Prepare
+    const alice = await user('alice');
+    const targets = Array.from({ length: 200 }, (_, index) => ({ type: 'user', targetId: `watched-${index}` }));
+    for (let start = 0; start < targets.length; start += 25) {
+      const added = await Promise.all(
+        targets.slice(start, start + 25).map((target) => watch(alice.userId, { token: alice.token }, target)),
+      );
+      expect(added.map((response) => response.status)).toEqual(Array(added.length).fill(201));
+    }
+
+    // Act
+    const overflow = await watch(alice.userId, { token: alice.token }, { type: 'user', targetId: 'one-too-many' });
+    const repeat = await watch(alice.userId, { token: alice.token }, targets[0] as { type: string; targetId: string });
+    await unwatch(alice.userId, { token: alice.token }, targets[1] as { type: string; targetId: string });
+    const afterRemoval = await watch(alice.userId, { token: alice.token }, { type: 'user', targetId: 'one-too-many' });
+
+    // Assess
+    expect({ status: overflow.status, code: overflow.body.error.code }).toEqual({ status: 409, code: 'watchlist_full' });
+    expect(repeat.status).toBe(200);
+    expect(afterRemoval.status).toBe(201);
+    expect((await watchlist(alice.userId, { token: alice.token })).body.targets).toHaveLength(200);
+  });
+});
+
 describe('a watched user', () => {
   it("going online with the first connection and offline with the last shows on the watcher's user channel, once each", async () => {
     // Prepare

@@ -35,7 +35,7 @@ export async function listMessages(
 export async function readMessages(
   projectId: string,
   roomId: string,
-  options: { before?: number; after?: number; limit?: number },
+  options: { before?: number; after?: number; limit?: number; consistent?: boolean },
 ): Promise<HistoryPage> {
   const limit = Math.min(options.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const forward = options.after !== undefined;
@@ -49,6 +49,7 @@ export async function readMessages(
       ExpressionAttributeValues: { ':pk': roomMessagesPk(projectId, roomId), ':from': from, ':to': to },
       ScanIndexForward: forward,
       Limit: limit + 1,
+      ConsistentRead: options.consistent,
     }),
   );
   const page = Items.slice(0, limit).map((raw) => toMessage(messageItem.parse(raw)));

@@ -2,7 +2,7 @@ import { config } from '#shared/config';
 import type { ConnectionRef } from '#shared/db/connection';
 import { logger } from '#shared/logger';
 import { sendRealtimeJobs } from '#shared/queue';
-import { roomConnections, userConnections } from './connections';
+import { roomConnections } from './connections';
 import { postFrames } from './fan-out';
 import { forgetGone } from './presence';
 
@@ -50,17 +50,7 @@ export async function broadcastToRoom(
 /** Posts a fan-out batch (the realtime worker's half of `broadcastToRoom`). */
 export async function deliverFanOut(job: FanOutJob): Promise<number> {
   const outcome = await postFrames(job.connectionIds, job.frame);
-  await forgetGone(outcome.gone);
-  return outcome.sent;
-}
-
-/** Sends a frame to a user's user-channel connections. */
-export async function sendToUserChannel(projectId: string, userId: string, frame: unknown): Promise<number> {
-  const refs = await userConnections(projectId, userId, 'user');
-  const outcome = await postFrames(
-    refs.map((ref) => ref.connectionId),
-    frame,
-  );
-  await forgetGone(outcome.gone);
+  // Failing the job here would make SQS deliver the whole batch again: every receiver twice.
+  await forgetGone(outcome.gone).catch((error) => logger.error('forgetting gone connections failed', { error: error as Error }));
   return outcome.sent;
 }

@@ -32,9 +32,9 @@ export interface PresenceChange {
   readonly vacated: boolean;
   readonly online: boolean;
   readonly offline: boolean;
+  /** The room's connection count after this change, when the counter answered. */
+  readonly roomCount?: number;
 }
-
-const NO_CHANGE: PresenceChange = { joined: false, left: false, occupied: false, vacated: false, online: false, offline: false };
 
 /** Connection records never change, so a few seconds of caching only delays noticing a deletion. */
 const connectionCache = new TtlCache<Connection>(config.CACHE_TTL_MS);
@@ -79,6 +79,7 @@ async function countChange(connection: Connection, delta: 1 | -1): Promise<Prese
     vacated: delta < 0 && room === edge,
     online: delta > 0 && user === edge,
     offline: delta < 0 && user === edge,
+    ...(room !== undefined ? { roomCount: room } : {}),
   };
 }
 
@@ -160,7 +161,7 @@ export async function dropConnection(
     // A connection past its TTL was never counted out by API Gateway; counting it out now is still right.
     countChange(connection, -1),
   ]);
-  return { connection, change: change ?? NO_CHANGE };
+  return { connection, change };
 }
 
 async function queryRefs(pk: string, consistent = false): Promise<ConnectionRef[]> {

@@ -11,10 +11,9 @@ export interface Departure {
 }
 
 /**
- * Sends presence frames in order to a room's connections. Connections found gone here are only
- * forgotten, not announced again, so a room full of stale connections cannot recurse.
+ * Sends presence frames in order to a room's connections and returns the ids found gone (410).
  */
-async function postInOrder(refs: readonly ConnectionRef[], frames: readonly unknown[]): Promise<void> {
+async function postInOrder(refs: readonly ConnectionRef[], frames: readonly unknown[]): Promise<string[]> {
   const ids = refs.map((ref) => ref.connectionId);
   const gone = new Set<string>();
   for (const frame of frames) {
@@ -24,7 +23,20 @@ async function postInOrder(refs: readonly ConnectionRef[], frames: readonly unkn
     );
     for (const id of outcome.gone) gone.add(id);
   }
-  await Promise.all([...gone].map((id) => dropConnection(id, { onlyIfPastHandshake: true })));
+  return [...gone];
+}
+
+/**
+ * Forgets connections found gone while presence frames went out. Their departures raise the
+ * webhook events but no frames, so a room full of stale connections cannot recurse.
+ */
+async function forgetGoneQuietly(connectionIds: readonly string[]): Promise<void> {
+  if (connectionIds.length === 0) return;
+  const drops = await Promise.all(connectionIds.map((id) => dropConnection(id, { onlyIfPastHandshake: true })));
+  await announceDepartures(
+    drops.filter((drop): drop is Departure => drop !== undefined),
+    { frames: false },
+  );
 }
 
 /**
@@ -49,12 +61,8 @@ export async function announceArrival(
         frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
       }
       frames.push({ type: 'subscription_count', roomId, subscriptionCount });
-      work.push(
-        postInOrder(
-          refs.filter((ref) => ref.connectionId !== connection.connectionId),
-          frames,
-        ),
-      );
+      const others = refs.filter((ref) => ref.connectionId !== connection.connectionId);
+      work.push(postInOrder(others, frames).then(forgetGoneQuietly));
     }
     const at = new Date().toISOString();
     const events: RealtimeEvent[] = [];
@@ -68,11 +76,13 @@ export async function announceArrival(
 }
 
 /**
- * Tells rooms that connections left: per room one Query of who is still there, a `member_left`
- * per user whose last connection it was, then `presence` and `subscription_count`; the matching
- * webhook events; `offline` to watchers of users who have no connection left anywhere.
+ * Tells rooms that connections left: a `member_left` per user whose last connection it was, then
+ * `presence` and `subscription_count`; the matching webhook events; `offline` to watchers of users
+ * who have no connection left anywhere. The room's list is read once per room, and not at all
+ * when the counter says the room is past the presence limit (no frames go out there).
  */
-export async function announceDepartures(departures: readonly Departure[]): Promise<void> {
+export async function announceDepartures(departures: readonly Departure[], options: { frames?: boolean } = {}): Promise<void> {
+  const sendFrames = options.frames ?? true;
   const byRoom = new Map<string, Departure[]>();
   for (const departure of departures) {
     const { projectId, roomId } = departure.connection;
@@ -88,18 +98,30 @@ export async function announceDepartures(departures: readonly Departure[]): Prom
     if (!roomId) continue;
     work.push(
       (async () => {
-        const refs = await roomConnections(projectId, roomId);
-        const subscriptionCount = refs.length;
         const leavers = [...new Set(group.filter((d) => d.change.left).map((d) => d.connection.userId))];
-        if (refs.length > 0 && subscriptionCount <= config.REALTIME_PRESENCE_MAX_CONNECTIONS) {
-          const frames: unknown[] = leavers.map((userId) => ({ type: 'member_left', roomId, userId, subscriptionCount }));
-          if (leavers.length > 0) frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
-          frames.push({ type: 'subscription_count', roomId, subscriptionCount });
-          await postInOrder(refs, frames);
+        const counted = group.map((d) => d.change.roomCount).filter((count): count is number => count !== undefined);
+        // Each decrement returned the count after it: the smallest is the latest.
+        let subscriptionCount = counted.length > 0 ? Math.min(...counted) : undefined;
+        const framesWanted =
+          sendFrames && (subscriptionCount === undefined || subscriptionCount <= config.REALTIME_PRESENCE_MAX_CONNECTIONS);
+        if (framesWanted || subscriptionCount === undefined) {
+          // An eventually consistent read may still list the departed: they are left out by id.
+          const departed = new Set(group.map((d) => d.connection.connectionId));
+          const refs = (await roomConnections(projectId, roomId)).filter((ref) => !departed.has(ref.connectionId));
+          subscriptionCount = refs.length;
+          if (framesWanted && refs.length > 0 && refs.length <= config.REALTIME_PRESENCE_MAX_CONNECTIONS) {
+            const frames: unknown[] = leavers.map((userId) => ({ type: 'member_left', roomId, userId, subscriptionCount }));
+            if (leavers.length > 0) frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
+            frames.push({ type: 'subscription_count', roomId, subscriptionCount });
+            await forgetGoneQuietly(await postInOrder(refs, frames));
+          }
         }
         const at = new Date().toISOString();
-        const events: RealtimeEvent[] = leavers.map((userId) => ({ type: 'member_left', payload: { roomId, userId, subscriptionCount } }));
-        events.push({ type: 'subscription_count', payload: { roomId, subscriptionCount } });
+        const events: RealtimeEvent[] = leavers.map((userId) => ({
+          type: 'member_left',
+          payload: { roomId, userId, subscriptionCount: subscriptionCount ?? 0 },
+        }));
+        events.push({ type: 'subscription_count', payload: { roomId, subscriptionCount: subscriptionCount ?? 0 } });
         if (group.some((d) => d.change.vacated)) events.push({ type: 'room.vacated', payload: { roomId, at } });
         await publishRealtimeEvents(projectId, events);
       })(),

@@ -1,23 +1,16 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { accessRoom } from '#domain/rooms/rooms';
-import { isProjectAdmin, type Principal } from '#shared/auth';
+import { isProjectAdmin, type Principal, requireSelfOrAdmin } from '#shared/auth';
 import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
 import { CACHED_EVENT_TTL_SECONDS, roomCachedEventKey } from '#shared/db/connection';
 import { ForbiddenError, HttpError } from '#shared/errors';
-import { closeConnection } from '#shared/gateway';
-import { broadcastToRoom, sendToUserChannel } from './broadcast';
-import { dropConnection, userConnections } from './connections';
-import { announceDepartures, type Departure } from './presence';
+import { broadcastToRoom } from './broadcast';
+import { userConnections } from './connections';
+import { closeConnections } from './disconnect';
 import { publishRealtimeEvents } from './room-events';
-
-/** Callers act on a user's channel, watchlist or connections only as that user or as an admin. */
-export function requireSelfOrAdmin(principal: Principal, userId: string): void {
-  if (principal.kind === 'user' && principal.userId === userId) return;
-  if (isProjectAdmin(principal)) return;
-  throw new ForbiddenError("Only the user or a project admin may act on this user's channel");
-}
+import { sendToUserChannels } from './user-channel';
 
 /**
  * `POST /events`: a server event to each listed room the caller may post to, except the socket
@@ -79,7 +72,7 @@ export async function publishUserEvent(
   requireSelfOrAdmin(principal, userId);
   const at = new Date().toISOString();
   const [sent] = await Promise.all([
-    sendToUserChannel(principal.projectId, userId, { type: 'notification', event: input.name, data: input.data, at }),
+    sendToUserChannels(principal.projectId, [userId], { type: 'notification', event: input.name, data: input.data, at }),
     publishRealtimeEvents(principal.projectId, [{ type: 'user.event', payload: { userId, event: input.name, data: input.data } }]),
   ]);
   return { sent };
@@ -91,13 +84,5 @@ export async function publishUserEvent(
  */
 export async function closeUserConnections(principal: Principal, userId: string): Promise<{ closed: number }> {
   requireSelfOrAdmin(principal, userId);
-  const refs = await userConnections(principal.projectId, userId);
-  const drops = await Promise.all(
-    refs.map(async (ref) => {
-      await closeConnection(ref.connectionId);
-      return dropConnection(ref.connectionId);
-    }),
-  );
-  await announceDepartures(drops.filter((drop): drop is Departure => drop !== undefined));
-  return { closed: refs.length };
+  return { closed: await closeConnections(await userConnections(principal.projectId, userId)) };
 }

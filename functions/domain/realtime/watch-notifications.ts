@@ -4,8 +4,7 @@ import { db, tableName } from '#shared/db/client';
 import { membershipItem, membershipKey } from '#shared/db/membership';
 import { roomKey } from '#shared/db/room';
 import { type WatchTargetType, watchersPk, watchItem } from '#shared/db/watchlist';
-import { userConnections } from './connections';
-import { postFrames } from './fan-out';
+import { sendToUserChannels } from './user-channel';
 
 async function watchersOf(projectId: string, type: WatchTargetType, targetId: string): Promise<string[]> {
   const { Items = [] } = await db.send(
@@ -16,15 +15,6 @@ async function watchersOf(projectId: string, type: WatchTargetType, targetId: st
     }),
   );
   return Items.map((raw) => watchItem.parse(raw).watcherId);
-}
-
-async function sendToUserChannels(projectId: string, userIds: readonly string[], frame: unknown): Promise<number> {
-  const targets = (await Promise.all(userIds.map((userId) => userConnections(projectId, userId, 'user')))).flat();
-  const { sent } = await postFrames(
-    targets.map((ref) => ref.connectionId),
-    frame,
-  );
-  return sent;
 }
 
 /** A watched user's first connection opened or last one closed. */

@@ -3,7 +3,7 @@ import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { type WatchItem, type WatchTargetType, watcherKey, watchItem, watchlistKey, watchlistPk } from '#shared/db/watchlist';
-import { ForbiddenError } from '#shared/errors';
+import { ConflictError, ForbiddenError } from '#shared/errors';
 
 export const MAX_WATCH_TARGETS = 200;
 
@@ -27,8 +27,10 @@ export async function listWatchlist(projectId: string, watcherId: string) {
 }
 
 /**
- * Watches a room (which the watcher must be able to read: a private room needs membership) or a
- * user of the project. Stored in the watcher's list and under the target; idempotent.
+ * Watches a room (readable by the watcher: public, or a member; admins too, since notices go only
+ * to members) or a user of the project. Stored in the watcher's list and under the target;
+ * idempotent, and a repeat rewrites the target's side in case an earlier attempt stopped between
+ * the two writes. At most `MAX_WATCH_TARGETS` per watcher.
  */
 export async function addWatchTarget(
   principal: Principal,
@@ -37,32 +39,45 @@ export async function addWatchTarget(
 ): Promise<{ target: ReturnType<typeof toTarget>; created: boolean }> {
   const projectId = principal.projectId;
   if (target.type === 'room') {
-    // Readable by the watcher, whoever adds the watch: an admin must not give a user a window into a private room.
-    if (principal.kind === 'user' && principal.userId === watcherId) {
-      await accessRoom(principal, target.targetId, { join: false });
-    } else {
-      const access = await accessRoom({ kind: 'user', projectId, userId: watcherId, roles: ['member'] }, target.targetId, { join: false });
-      if (!access.membership && access.room.type !== 'public') throw new ForbiddenError('The user cannot read this room', 'not_a_member');
-    }
+    // Checked as the watcher, whoever adds the watch: an admin must not give a user a window into a private room.
+    const watcher: Principal =
+      principal.kind === 'user' && principal.userId === watcherId
+        ? principal
+        : { kind: 'user', projectId, userId: watcherId, roles: ['member'] };
+    const access = await accessRoom(watcher, target.targetId, { join: false });
+    if (!access.membership && access.room.type !== 'public')
+      throw new ForbiddenError('The user is not a member of this room', 'not_a_member');
   }
-  const item: WatchItem = { watcherId, type: target.type, targetId: target.targetId, createdAt: new Date().toISOString() };
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...watchlistKey(projectId, watcherId, target.type, target.targetId), ...item },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const existing = (await listWatchlist(projectId, watcherId)).find((t) => t.type === target.type && t.targetId === target.targetId);
-    return { target: existing ?? toTarget(item), created: false };
+  const current = await listWatchlist(projectId, watcherId);
+  const existing = current.find((t) => t.type === target.type && t.targetId === target.targetId);
+  if (!existing && current.length >= MAX_WATCH_TARGETS) {
+    throw new ConflictError('watchlist_full', `A watchlist holds at most ${MAX_WATCH_TARGETS} targets`);
+  }
+  const item: WatchItem = {
+    watcherId,
+    type: target.type,
+    targetId: target.targetId,
+    createdAt: existing?.createdAt ?? new Date().toISOString(),
+  };
+  let created = !existing;
+  if (created) {
+    try {
+      await db.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...watchlistKey(projectId, watcherId, target.type, target.targetId), ...item },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      created = false;
+    }
   }
   await db.send(
     new PutCommand({ TableName: tableName, Item: { ...watcherKey(projectId, target.type, target.targetId, watcherId), ...item } }),
   );
-  return { target: toTarget(item), created: true };
+  return { target: toTarget(item), created };
 }
 
 export async function removeWatchTarget(projectId: string, watcherId: string, target: WatchTarget): Promise<void> {

@@ -62,9 +62,13 @@ export async function welcome(job: WelcomeJob): Promise<void> {
   if (!open) return;
   const [refs, history, cached] = await Promise.all([
     roomConnections(projectId, roomId, { consistent: true }),
-    job.history > 0 ? readMessages(projectId, roomId, { limit: job.history }) : undefined,
+    // Consistent: a message whose live post met the unfinished handshake must be in this read.
+    job.history > 0 ? readMessages(projectId, roomId, { limit: job.history, consistent: true }) : undefined,
     job.cache ? cachedEvent(projectId, roomId) : undefined,
   ]);
+  // Closed again before this job ran: its `$disconnect` already announced the leave, and an
+  // arrival announced now would leave a ghost member.
+  if (!refs.some((ref) => ref.connectionId === socketId)) return;
   await postToConnection(socketId, { type: 'subscription_succeeded', roomId, members: membersOf(refs), subscriptionCount: refs.length });
   if (history) await postToConnection(socketId, { type: 'history', roomId, messages: history.messages, hasMore: history.hasMore });
   if (job.cache) {

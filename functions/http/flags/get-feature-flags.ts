@@ -3,13 +3,20 @@ import { authenticateToken, bearerToken } from '#shared/auth';
 import { UnauthorizedError } from '#shared/errors';
 import { httpHandler, ok } from '#shared/http';
 
-/** Public: clients read flags before they sign in. A bearer token, when sent, targets its project; a bad one is a 401, not ignored. */
+/**
+ * Public: clients read flags before they sign in and while they reconnect. A valid bearer token
+ * targets its project; an expired or invalid one gets the anonymous defaults (`flagship: false`),
+ * since a client whose token just lapsed still needs its reconnect curve.
+ */
 export const handler = httpHandler('GetFeatureFlags', {}, async ({ headers }) => {
+  const token = bearerToken(headers.authorization);
   let projectId: string | undefined;
-  if (headers.authorization !== undefined) {
-    const token = bearerToken(headers.authorization);
-    if (!token) throw new UnauthorizedError('invalid_token', 'Authorization must be Bearer <JWT>');
-    projectId = (await authenticateToken(token)).projectId;
+  if (token) {
+    try {
+      projectId = (await authenticateToken(token)).projectId;
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) throw error;
+    }
   }
   return ok(await resolveFlags(projectId), { 'cache-control': 'private, max-age=60' });
 });

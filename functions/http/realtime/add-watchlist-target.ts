@@ -1,5 +1,5 @@
-import { requireSelfOrAdmin } from '#domain/realtime/server-events';
 import { addWatchTarget } from '#domain/realtime/watchlist';
+import { requireSelfOrAdmin } from '#shared/auth';
 import { created, httpHandler, ok } from '#shared/http';
 import { userParams, watchTarget } from './schemas';
 

@@ -1,5 +1,5 @@
-import { requireSelfOrAdmin } from '#domain/realtime/server-events';
 import { listWatchlist } from '#domain/realtime/watchlist';
+import { requireSelfOrAdmin } from '#shared/auth';
 import { httpHandler, ok } from '#shared/http';
 import { userParams } from './schemas';
 

@@ -1,5 +1,5 @@
-import { requireSelfOrAdmin } from '#domain/realtime/server-events';
 import { removeWatchTarget } from '#domain/realtime/watchlist';
+import { requireSelfOrAdmin } from '#shared/auth';
 import { httpHandler, noContent } from '#shared/http';
 import { userParams, watchTarget } from './schemas';
 
