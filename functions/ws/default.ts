@@ -1,11 +1,8 @@
 import { messageFields } from '#domain/messages/message-input';
 import { sendMessage } from '#domain/messages/pipeline';
-import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
-import { broadcastToRoom } from '#domain/realtime/broadcast';
+import { relayClientEvent } from '#domain/realtime/client-events';
 import { findConnection } from '#domain/realtime/connections';
-import { publishRealtimeEvents } from '#domain/realtime/room-events';
 import type { Role } from '#lib/routes';
-import { config } from '#shared/config';
 import type { Connection } from '#shared/db/connection';
 import { HttpError, RateLimitedError } from '#shared/errors';
 import { postToConnection } from '#shared/gateway';
@@ -69,10 +66,7 @@ async function handleMessage(connection: Connection, frame: unknown): Promise<un
   }
 }
 
-/**
- * A `client-*` event: rate limited per connection, then broadcast to the room's other
- * connections (never back to the sender) and offered to `client_event` webhooks.
- */
+/** A `client-*` frame: validated here, relayed by the domain; a rate limit answers with an error frame. */
 async function handleClientEvent(connection: Connection, frame: unknown, size: number): Promise<unknown> {
   const parsed = clientEventFrame.safeParse(frame);
   const event = (frame as { type: string }).type;
@@ -85,28 +79,11 @@ async function handleClientEvent(connection: Connection, frame: unknown, size: n
       error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_FRAME_BYTES} bytes` },
     };
   }
-  const roomId = connection.roomId as string;
-  const data = parsed.data.data ?? {};
   try {
-    await consumeRateLimit(
-      connection.projectId,
-      'client-events',
-      [connection.connectionId],
-      config.RATE_LIMIT_CLIENT_EVENTS_PER_SECOND,
-      1000,
-    );
+    await relayClientEvent(connection, event, parsed.data.data ?? {});
   } catch (error) {
     return errorFrame(error, context);
   }
-  await Promise.all([
-    broadcastToRoom(
-      connection.projectId,
-      roomId,
-      { type: 'event', roomId, event, data, userId: connection.userId, socketId: connection.connectionId },
-      { excludeConnectionId: connection.connectionId },
-    ),
-    publishRealtimeEvents(connection.projectId, [{ type: 'client_event', payload: { roomId, event, data } }]),
-  ]);
   return undefined;
 }
 

@@ -1,12 +1,10 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { accessRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal, requireSelfOrAdmin } from '#shared/auth';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
-import { CACHED_EVENT_TTL_SECONDS, roomCachedEventKey } from '#shared/db/connection';
 import { ForbiddenError, HttpError } from '#shared/errors';
 import { broadcastToRoom } from './broadcast';
+import { cacheRoomEvent } from './cached-event';
 import { userConnections } from './connections';
 import { closeConnections } from './disconnect';
 import { publishRealtimeEvents } from './room-events';
@@ -48,12 +46,7 @@ export async function publishServerEvent(
         ...(principal.kind === 'user' ? { userId: principal.userId } : {}),
       };
       await Promise.all([
-        db.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: { ...roomCachedEventKey(projectId, roomId), frame, ttl: Math.floor(Date.now() / 1000) + CACHED_EVENT_TTL_SECONDS },
-          }),
-        ),
+        cacheRoomEvent(projectId, roomId, frame),
         broadcastToRoom(projectId, roomId, frame, { excludeConnectionId: input.excludeSocketId }),
       ]);
       sent.push(roomId);

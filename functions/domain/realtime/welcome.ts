@@ -1,14 +1,12 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { readMessages } from '#domain/messages/history';
-import { db, tableName } from '#shared/db/client';
-import { type Connection, roomCachedEventKey } from '#shared/db/connection';
-
-export type ConnectionIdentity = Omit<Connection, 'connectedAt' | 'ttl'>;
-
+import type { Connection } from '#shared/db/connection';
 import { postToConnection } from '#shared/gateway';
+import { cachedRoomEvent } from './cached-event';
 import { membersOf, type PresenceChange, roomConnections } from './connections';
 import { announceArrival } from './presence';
 import { publishRealtimeEvents } from './room-events';
+
+export type ConnectionIdentity = Omit<Connection, 'connectedAt' | 'ttl'>;
 
 /** Queued by `$connect`, which cannot post to the connection it is accepting. */
 export interface WelcomeJob {
@@ -35,12 +33,6 @@ async function postFirstFrame(connectionId: string, frame: unknown): Promise<boo
   return false;
 }
 
-async function cachedEvent(projectId: string, roomId: string): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomCachedEventKey(projectId, roomId) }));
-  if (!Item || Number(Item.ttl) <= Date.now() / 1000) return undefined;
-  return Item.frame as Record<string, unknown>;
-}
-
 /**
  * The opening frames of a connection, in order: `connected` (its socket id), then for a room
  * `subscription_succeeded` (presence snapshot), `history`, and with `cache=1` the cached event or
@@ -64,7 +56,7 @@ export async function welcome(job: WelcomeJob): Promise<void> {
     roomConnections(projectId, roomId, { consistent: true }),
     // Consistent: a message whose live post met the unfinished handshake must be in this read.
     job.history > 0 ? readMessages(projectId, roomId, { limit: job.history, consistent: true }) : undefined,
-    job.cache ? cachedEvent(projectId, roomId) : undefined,
+    job.cache ? cachedRoomEvent(projectId, roomId) : undefined,
   ]);
   // Closed again before this job ran: its `$disconnect` already announced the leave, and an
   // arrival announced now would leave a ghost member.
