@@ -1,4 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
 import { getAll } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { membershipItem, membershipKey } from '#shared/db/membership';
@@ -6,7 +8,22 @@ import { roomKey } from '#shared/db/room';
 import { type WatchTargetType, watchersPk, watchItem } from '#shared/db/watchlist';
 import { sendToUserChannels } from './user-channel';
 
+/**
+ * Watchers change rarely and are read on every message of a room and every connect and disconnect
+ * of a user, so each instance keeps them for `CACHE_TTL_MS`: a new watch may take that long to
+ * take effect where another instance served it.
+ */
+const watchersCache = new TtlCache<string[]>(config.CACHE_TTL_MS);
+const watchersCacheKey = (projectId: string, type: WatchTargetType, targetId: string) => `${projectId}|${type}|${targetId}`;
+
+/** Called by whoever changes a target's watchers in this instance. */
+export const forgetWatchers = (projectId: string, type: WatchTargetType, targetId: string) =>
+  watchersCache.delete(watchersCacheKey(projectId, type, targetId));
+
 async function watchersOf(projectId: string, type: WatchTargetType, targetId: string): Promise<string[]> {
+  const key = watchersCacheKey(projectId, type, targetId);
+  const cached = watchersCache.get(key);
+  if (cached) return cached;
   const { Items = [] } = await db.send(
     new QueryCommand({
       TableName: tableName,
@@ -14,7 +31,9 @@ async function watchersOf(projectId: string, type: WatchTargetType, targetId: st
       ExpressionAttributeValues: { ':pk': watchersPk(projectId, type, targetId) },
     }),
   );
-  return Items.map((raw) => watchItem.parse(raw).watcherId);
+  const watchers = Items.map((raw) => watchItem.parse(raw).watcherId);
+  watchersCache.set(key, watchers);
+  return watchers;
 }
 
 /** A watched user's first connection opened or last one closed. */

@@ -4,6 +4,7 @@ import type { Principal } from '#shared/auth';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { type WatchItem, type WatchTargetType, watcherKey, watchItem, watchlistKey, watchlistPk } from '#shared/db/watchlist';
 import { ConflictError, ForbiddenError } from '#shared/errors';
+import { forgetWatchers } from './watch-notifications';
 
 export const MAX_WATCH_TARGETS = 200;
 
@@ -77,6 +78,7 @@ export async function addWatchTarget(
   await db.send(
     new PutCommand({ TableName: tableName, Item: { ...watcherKey(projectId, target.type, target.targetId, watcherId), ...item } }),
   );
+  forgetWatchers(projectId, target.type, target.targetId);
   return { target: toTarget(item), created };
 }
 
@@ -85,4 +87,5 @@ export async function removeWatchTarget(projectId: string, watcherId: string, ta
     db.send(new DeleteCommand({ TableName: tableName, Key: watchlistKey(projectId, watcherId, target.type, target.targetId) })),
     db.send(new DeleteCommand({ TableName: tableName, Key: watcherKey(projectId, target.type, target.targetId, watcherId) })),
   ]);
+  forgetWatchers(projectId, target.type, target.targetId);
 }
