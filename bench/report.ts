@@ -510,11 +510,37 @@ function missesSection(results: BenchResults): string {
           `- **${f.id}** init ${f.initError ? `failed: ${f.initError}` : `${fmt(f.initMs)} ms (runs: ${f.initRunsMs.join(', ')})`}.`,
         );
       }
+    } else if (goal.id.startsWith('realtime.') && results.realtime) {
+      lines.push(realtimeMiss(goal, results.realtime));
     } else {
       lines.push(`- **${goal.name}**: ${goal.measured}.`);
     }
   }
   return `## Misses\n\nMeasured facts behind each missed goal, from this run:\n\n${lines.join('\n')}`;
+}
+
+/** CPU milliseconds the server under test spent per delivery in the window at its highest passing rate. */
+function cpuPerDelivery(result: RealtimeBenchResult, target: string, receivers: number): { ms: number; deliveries: number } | undefined {
+  const series = result.targets.find((t) => t.target === target)?.series.find((x) => x.workload === 'client' && x.receivers === receivers);
+  const window = series?.search.atMax;
+  if (!window?.deliveriesPerSecond || window.serverCpuPercent === null) return undefined;
+  return { ms: (window.serverCpuPercent * 10) / window.deliveriesPerSecond, deliveries: window.deliveriesPerSecond };
+}
+
+function realtimeMiss(goal: Goal, realtime: RealtimeBenchResult): string {
+  if (goal.id === 'realtime.client.deliveries') {
+    const service = cpuPerDelivery(realtime, 'service', 100);
+    const soketi = cpuPerDelivery(realtime, 'soketi', 100);
+    const cpu =
+      service && soketi
+        ? ` At their highest passing rates the service spent ${fmt(service.ms, 2)} ms of CPU per delivery against Soketi's ${fmt(soketi.ms, 3)} ms (${fmt(service.ms / soketi.ms, 0)} ×).`
+        : '';
+    return `- **${goal.name}** (${goal.measured}): every delivery is one \`PostToConnection\`, an HTTP request the SDK builds and signs and the gateway parses, because that is the only way API Gateway lets a Lambda reach a socket; Soketi writes to its own sockets in C++.${cpu} On one machine that CPU caps the rate. On AWS the posts of rooms past \`REALTIME_FANOUT_QUEUE_THRESHOLD\` run in parallel realtime-worker invocations, so no single process carries them; the local figure is a lower bound on what a deployment does, not a measure of it.`;
+  }
+  if (goal.id.endsWith('.dynamoFlat')) {
+    return `- **${goal.name}** (${goal.measured}): the requests per frame are the same at every N (one Query of the room's connection list, whatever its size), but that Query's read units grow with the list it returns (about 1 RCU per 40 connections, eventually consistent). Only a per-instance cache of the list would make them flat, and it would drop messages for a client that connects inside the cache window, so the list is read fresh once per frame.`;
+  }
+  return `- **${goal.name}**: ${goal.measured}.`;
 }
 
 export function renderMarkdown(results: BenchResults): string {
