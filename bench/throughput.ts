@@ -5,13 +5,12 @@
  * workloads run in a child process (bench/load-generator.ts), never in the process that hosts the
  * service, and each process's CPU is accounted separately.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { childPid, IpcChild, machineBusyMs, processCpuMs } from './child-process';
 import { type Api, createProject, uniqueId } from './client';
 import { instrument, itemSize, Recorder } from './instrument';
 import { type FromGenerator, type GeneratorWindow, type LoadTarget, messageLikeItem, type ToGenerator, type Workload } from './load';
@@ -73,97 +72,16 @@ export interface ThroughputResult {
   readonly itemBytes: { readonly message: number; readonly raw: number };
 }
 
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** DynamoDB Local is a `java` child of this process (started by the local runtime). */
-function javaChildPid(): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (stat.includes('(java)') && Number(afterName[1]) === process.pid) return Number(entry);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return undefined;
-}
-
-function cpuTicks(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Busy CPU time of the whole machine so far, in ms (all cores: user, nice, system, irq, softirq, steal). */
-function machineBusyMs(): number | undefined {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
-    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-    return ((user + nice + system + irq + softirq + steal) / clockTicks) * 1000;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The load-generator child: `node --import tsx bench/load-generator.ts`, driven over IPC one
  * command at a time.
  */
-class LoadGenerator {
-  private constructor(private readonly child: ChildProcess) {}
-
+class LoadGenerator extends IpcChild<ToGenerator, FromGenerator> {
   static async start(target: LoadTarget): Promise<LoadGenerator> {
-    const benchDir = dirname(fileURLToPath(import.meta.url));
-    const child = fork(join(benchDir, 'load-generator.ts'), [], {
-      // Explicit: the bench process's own execArgv carries tsx's CLI hooks, which need not apply.
-      execArgv: ['--import', 'tsx'],
-      cwd: join(benchDir, '..'),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'advanced',
-    });
-    const generator = new LoadGenerator(child);
+    const script = join(dirname(fileURLToPath(import.meta.url)), 'load-generator.ts');
+    const generator = new LoadGenerator(LoadGenerator.forkTsx(script), 'load generator', 2000);
     await generator.call({ type: 'configure', target }, 'configured');
     return generator;
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  private call<T extends FromGenerator['type']>(message: ToGenerator, expected: T): Promise<Extract<FromGenerator, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      const cleanup = () => {
-        this.child.off('message', onMessage);
-        this.child.off('exit', onExit);
-        this.child.off('error', onExit);
-      };
-      const onMessage = (answer: FromGenerator) => {
-        cleanup();
-        if (answer.type === expected) resolve(answer as Extract<FromGenerator, { type: T }>);
-        else reject(new Error(`load generator: ${answer.type === 'failed' ? answer.error : `expected ${expected}, got ${answer.type}`}`));
-      };
-      const onExit = () => {
-        cleanup();
-        reject(new Error('load generator: exited'));
-      };
-      this.child.on('message', onMessage);
-      this.child.once('exit', onExit);
-      this.child.once('error', onExit);
-      this.child.send(message);
-    });
   }
 
   /** Unmeasured load; returns when no call is in flight any more. */
@@ -173,15 +91,6 @@ class LoadGenerator {
 
   async measure(workload: Workload, concurrency: number, ms: number): Promise<GeneratorWindow> {
     return (await this.call({ type: 'measure', workload, concurrency, ms }, 'measured')).window;
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.send({ type: 'exit' } satisfies ToGenerator);
-    const timer = setTimeout(() => this.child.kill(), 2000);
-    await exited;
-    clearTimeout(timer);
   }
 }
 
@@ -213,8 +122,8 @@ async function measureWindow(
 ): Promise<Window> {
   await generator.warm(workload, concurrency, warmupMs);
   onMeasureStart?.();
-  const javaPid = javaChildPid();
-  const javaBefore = cpuTicks(javaPid);
+  const javaPid = childPid('java');
+  const javaBefore = processCpuMs(javaPid);
   const serviceBefore = process.cpuUsage();
   const eluBefore = performance.eventLoopUtilization();
   const machineBefore = machineBusyMs();
@@ -223,10 +132,10 @@ async function measureWindow(
   const wallMs = performance.now() - started;
   const serviceUsed = process.cpuUsage(serviceBefore);
   const elu = performance.eventLoopUtilization(eluBefore);
-  const javaAfter = cpuTicks(javaPid);
+  const javaAfter = processCpuMs(javaPid);
   const machineAfter = machineBusyMs();
   const serviceCpuMs = (serviceUsed.user + serviceUsed.system) / 1000;
-  const javaCpuMs = javaBefore !== undefined && javaAfter !== undefined ? ((javaAfter - javaBefore) / clockTicks) * 1000 : undefined;
+  const javaCpuMs = javaBefore !== undefined && javaAfter !== undefined ? javaAfter - javaBefore : undefined;
   return {
     load,
     wallMs,

@@ -17,6 +17,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LocalRuntime } from '../../lib/local/runtime';
+import { childPid, ownCpuMs, processCpuMs } from '../child-process';
 import { type Api, Api as ApiClient, BENCH_OPERATOR_KEY, createProject, uniqueId } from '../client';
 import { instrument, Recorder } from '../instrument';
 import { round } from '../stats';
@@ -24,7 +25,7 @@ import { type CostRow, measureCost, waitForSilence } from './cost';
 import { type MeasureSettings, maxDeliveries, measureSeries, type SeriesResult } from './measure';
 import { startPlainWsServer } from './plain-ws-server';
 import type { TargetConfig, TargetKind, Workload } from './protocol';
-import { childPid, ownCpuMs, processCpuMs, ReceiversProcess } from './receivers-process';
+import { ReceiversProcess } from './receivers-process';
 import { startSoketi } from './soketi';
 
 export { renderRealtimeMarkdown } from './report';

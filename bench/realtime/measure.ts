@@ -3,30 +3,28 @@
  * grows the room to N, then for each workload a window at the fixed offered rate and a short
  * search for the highest rate that still delivers everything with p99 ≤ the latency bound.
  */
+
+import { machineBusyMs } from '../child-process';
 import { round } from '../stats';
 import type { RunResult, TargetKind, Workload } from './protocol';
-import { machineBusyMs, type ReceiversProcess } from './receivers-process';
+import type { ReceiversProcess } from './receivers-process';
 
 /** The bar a rate must clear in the search: every frame delivered, p99 at most this. */
 export const P99_BOUND_MS = 100;
 
-export interface WindowFigures {
+/** A window's figures: the counts and latencies the receivers child saw (latencies rounded), and what they add up to. */
+export interface WindowFigures
+  extends Pick<
+    RunResult,
+    'sent' | 'receivers' | 'expected' | 'delivered' | 'duplicates' | 'strays' | 'acks' | 'senderErrors' | 'latencyMs'
+  > {
   /** Offered frames per second from the one sender. */
   readonly rate: number;
   readonly durationMs: number;
-  readonly sent: number;
-  readonly receivers: number;
-  readonly expected: number;
-  readonly delivered: number;
-  readonly duplicates: number;
-  readonly strays: number;
-  readonly acks: number;
-  readonly senderErrors: Readonly<Record<string, number>>;
   /** delivered ÷ expected. */
   readonly deliveredShare: number;
   /** Deliveries over first send → last delivery, plus one frame interval. */
   readonly deliveriesPerSecond: number;
-  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly mean: number };
   /** Every frame delivered, p99 ≤ P99_BOUND_MS and no error frame to the sender. */
   readonly pass: boolean;
   /** The room was quiet when the window opened (false: it still carried an earlier window's backlog). */

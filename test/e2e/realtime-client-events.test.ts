@@ -1,7 +1,7 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
 import { collectEvents, eventsOf } from '../support/events';
-import { connectWelcomed, type RoomSocket } from '../support/ws';
+import { realtimeSuite, settle } from '../support/realtime-suite';
 
 /**
  * `client-*` frames: broadcast as `event` frames to the room's other connections (the sender's
@@ -10,21 +10,7 @@ import { connectWelcomed, type RoomSocket } from '../support/ws';
  * leave the connection open; offered to `client_event` webhooks.
  */
 
-let project: TestProject;
-beforeAll(async () => {
-  project = await createTestProject('realtime-client-events');
-});
-
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-async function join(roomId: string, token: string) {
-  const socket = await connectWelcomed(roomId, token, { history: 0 });
-  open.push(socket);
-  return socket;
-}
+const { project, join } = realtimeSuite('realtime-client-events');
 
 /** A group room of alice and bob: alice on two connections, bob on one, all welcomed and announced. */
 async function roomOfThree(projectOf: TestProject = project) {
@@ -38,13 +24,6 @@ async function roomOfThree(projectOf: TestProject = project) {
   await sender.next((frame) => frame.type === 'subscription_count' && frame.subscriptionCount === 3);
   await sibling.next((frame) => frame.type === 'subscription_count' && frame.subscriptionCount === 3);
   return { roomId, alice, bob, sender, sibling, receiver };
-}
-
-/** Waits until no frame arrived for a ping's round trip. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
 }
 
 /** Sleeps until just past the start of a rate-limit second, so a burst lands in one window. */

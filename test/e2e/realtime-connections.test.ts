@@ -1,10 +1,11 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { registerConnection } from '#domain/realtime/connections';
-import { type ApiOptions, api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
+import { type ApiOptions, api, uniqueId } from '../support/api';
 import { get, partition, raw, table } from '../support/raw-table';
+import { realtimeSuite, settle } from '../support/realtime-suite';
 import { eventually } from '../support/webhook-receiver';
-import { type CloseInfo, connectUser, connectWelcomed, type Frame, type RoomSocket } from '../support/ws';
+import { type CloseInfo, connectUser, type Frame, type RoomSocket } from '../support/ws';
 
 /**
  * Connection records over a connection's life: `$disconnect` removes them, a record whose socket is
@@ -12,29 +13,7 @@ import { type CloseInfo, connectUser, connectWelcomed, type Frame, type RoomSock
  * `DELETE /users/{userId}/connections` closes every room and user-channel socket of one user.
  */
 
-let project: TestProject;
-beforeAll(async () => {
-  project = await createTestProject('realtime-connections');
-});
-
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-const track = (socket: RoomSocket) => {
-  open.push(socket);
-  return socket;
-};
-const join = async (roomId: string, token: string) => track(await connectWelcomed(roomId, token, { history: 0 }));
-const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
-
-async function room(members: string[] = [], owner?: { userId: string; token: string }) {
-  const creator = owner ?? (await user('owner'));
-  const roomId = uniqueId('room');
-  await api('/rooms', { token: creator.token, body: { id: roomId, type: 'group', members } });
-  return { owner: creator, roomId };
-}
+const { project, track, join, user, room } = realtimeSuite('realtime-connections');
 
 /** The three records of a connection: by id, under its room, under its user. */
 const recordsOf = async (connectionId: string, roomId: string, userId: string) => ({
@@ -51,13 +30,6 @@ const closedWithin = (socket: RoomSocket, timeoutMs = 5000) =>
     socket.closed,
     new Promise<CloseInfo>((_, reject) => setTimeout(() => reject(new Error('the socket is still open')), timeoutMs)),
   ]);
-
-/** Waits until no frame arrived for a ping's round trip. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
-}
 
 describe('connection records', () => {
   it('are stored on connect and removed by $disconnect', async () => {
@@ -82,7 +54,7 @@ describe('connection records', () => {
 
   it('of a socket that no longer exists are removed by the next broadcast (410), and the room hears the user left', async () => {
     // Prepare
-    const { owner, roomId } = await room(['ghost']);
+    const { owner, roomId } = await room('group', ['ghost']);
     const socket = await join(roomId, owner.token);
     const ghostId = `ghost-${uniqueId('c')}`;
     await registerConnection({
@@ -168,8 +140,8 @@ describe('DELETE /users/{userId}/connections', () => {
   ])("from $caller closes every room and user-channel socket of the user and no one else's", async ({ auth }) => {
     // Prepare
     const [alice, bob] = await Promise.all([user('alice'), user('bob')]);
-    const shared = await room([bob.userId], alice);
-    const own = await room([], bob);
+    const shared = await room('group', [bob.userId], alice);
+    const own = await room('group', [], bob);
     const aliceRoom = await join(shared.roomId, alice.token);
     const aliceChannel = track(await connectUser(alice.userId, alice.token));
     const bobSockets = [

@@ -1,15 +1,8 @@
 import { SignJWT } from 'jose';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
-import {
-  connect,
-  connectWelcomed,
-  isLastOpeningFrame,
-  type RoomSocket,
-  type SocketOptions,
-  tryConnect,
-  tryConnectUser,
-} from '../support/ws';
+import { describe, expect, it } from 'vitest';
+import { api } from '../support/api';
+import { projectBeforeAll, realtimeSuite, settle } from '../support/realtime-suite';
+import { connect, connectWelcomed, isLastOpeningFrame, type SocketOptions, tryConnect, tryConnectUser } from '../support/ws';
 
 /**
  * The WebSocket handshake of both channels (who is refused, with what) and the opening frames a
@@ -17,42 +10,13 @@ import {
  * with `cache=1`, the cached server event or cache_miss.
  */
 
-let project: TestProject;
-let other: TestProject;
-beforeAll(async () => {
-  [project, other] = await Promise.all([createTestProject('realtime-handshake'), createTestProject('realtime-handshake-other')]);
-});
-
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-const track = (socket: RoomSocket) => {
-  open.push(socket);
-  return socket;
-};
-const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
-
-async function room(type: 'group' | 'public' = 'group', members: string[] = []) {
-  const owner = await user('owner');
-  const roomId = uniqueId('room');
-  const created = await api('/rooms', { token: owner.token, body: { id: roomId, type, members } });
-  expect(created.status).toBe(201);
-  return { owner, roomId };
-}
+const { project, track, user, room } = realtimeSuite('realtime-handshake');
+const other = projectBeforeAll('realtime-handshake-other');
 
 const sign = (claims: Record<string, unknown>, secret: string, expiresAt: number | string) =>
   new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(expiresAt).sign(new TextEncoder().encode(secret));
 const expired = (userId: string) =>
   sign({ projectId: project.projectId, userId }, project.signingSecret, Math.floor(Date.now() / 1000) - 30);
-
-/** Waits until no frame arrived for a ping's round trip: a `pong` after everything already sent. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
-}
 
 describe('the room channel handshake', () => {
   describe.each([

@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clientOf, ISO_TIMESTAMP, uniqueId } from '../support/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientOf, ISO_TIMESTAMP } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
-import { connectUser, connectWelcomed, type RoomSocket, type SocketOptions, tryConnect } from '../support/ws';
+import { realtimeHelpers, settle } from '../support/realtime-suite';
+import { connectUser, type RoomSocket, type SocketOptions, tryConnect } from '../support/ws';
 
 /**
  * Realtime behaviour that needs settings or consumers the shared runtime does not have, on one
@@ -39,37 +40,13 @@ afterAll(async () => {
   await local?.stop();
 });
 
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
+const { track, user, room, join } = realtimeHelpers({ token: issueToken }, () => ({ call, ws }));
 
-async function user(prefix: string) {
-  const userId = uniqueId(prefix);
-  const issued = await call('/auth/token', { apiKey, body: { userId } });
+/** A token of the project on this runtime. */
+async function issueToken(userId: string, roles?: string[]) {
+  const issued = await call('/auth/token', { apiKey, body: { userId, ...(roles ? { roles } : {}) } });
   if (issued.status !== 201) throw new Error(`token failed: ${issued.status}`);
-  return { userId, token: issued.body.token as string };
-}
-
-async function room(type: 'group' | 'public', members: string[] = []) {
-  const owner = await user('owner');
-  const roomId = uniqueId('room');
-  const created = await call('/rooms', { token: owner.token, body: { id: roomId, type, members } });
-  expect(created.status).toBe(201);
-  return { owner, roomId };
-}
-
-const join = async (roomId: string, token: string) => {
-  const socket = await connectWelcomed(roomId, token, { ...ws, history: 0 });
-  open.push(socket);
-  return socket;
-};
-
-/** Waits until no frame arrived for a ping's round trip. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
+  return issued.body.token as string;
 }
 
 /** The rate limit counts fixed minutes: start a burst of connects well inside one. */
@@ -97,7 +74,7 @@ describe('RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE', () => {
 
     // Assess
     for (const handshake of [...admitted, ...groupOwner, groupThird, otherUser]) {
-      if (handshake.open) open.push(handshake.socket);
+      if (handshake.open) track(handshake.socket);
     }
     expect(admitted.map((handshake) => handshake.open)).toEqual([true, true]);
     expect(refused).toMatchObject({ open: false, status: 429, body: { error: { code: 'rate_limited' } } });
@@ -111,7 +88,7 @@ describe('RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE', () => {
     await insideOneMinute();
     for (let i = 0; i < PUBLIC_CONNECTIONS_PER_MINUTE; i++) {
       const handshake = await tryConnect(roomId, visitor.token, ws);
-      if (handshake.open) open.push(handshake.socket);
+      if (handshake.open) track(handshake.socket);
     }
 
     // Act
@@ -189,7 +166,7 @@ describe('a watched room', () => {
     const channels = [];
     for (const person of [alice, bob, carol]) {
       const channel = await connectUser(person.userId, person.token, ws);
-      open.push(channel);
+      track(channel);
       channels.push(channel);
     }
     const [aliceChannel, bobChannel, carolChannel] = channels as [RoomSocket, RoomSocket, RoomSocket];
@@ -225,7 +202,7 @@ describe('a watched room', () => {
       201,
     );
     const channel = await connectUser(dave.userId, dave.token, ws);
-    open.push(channel);
+    track(channel);
 
     // Act
     const posted = await call('/messages', { token: owner.token, body: { roomId, content: 'open to all' } });

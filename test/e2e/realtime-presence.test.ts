@@ -1,6 +1,7 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, createTestProject, ISO_TIMESTAMP, newUser, type TestProject, uniqueId } from '../support/api';
 import { collectEvents, eventsOf } from '../support/events';
+import { realtimeSuite } from '../support/realtime-suite';
 import { connect, connectWelcomed, type Frame, type RoomSocket } from '../support/ws';
 
 /**
@@ -10,21 +11,7 @@ import { connect, connectWelcomed, type Frame, type RoomSocket } from '../suppor
  * room.vacated, member_joined, member_left, subscription_count, cache_miss) on the events queue.
  */
 
-let project: TestProject;
-beforeAll(async () => {
-  project = await createTestProject('realtime-presence');
-});
-
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-async function join(roomId: string, token: string) {
-  const socket = await connectWelcomed(roomId, token, { history: 0 });
-  open.push(socket);
-  return socket;
-}
+const { project, track, join } = realtimeSuite('realtime-presence');
 
 const PRESENCE_TYPES = ['member_joined', 'member_left', 'presence', 'subscription_count'];
 const presenceFrames = (socket: RoomSocket) => socket.ofType(...PRESENCE_TYPES);
@@ -159,10 +146,10 @@ describe('room events on the events queue', () => {
 
     // Act: two connections of one user, closed one after the other
     const first = await connectWelcomed(roomId, alice.token, { cache: true, history: 0 });
-    open.push(first);
+    track(first);
     const opened = await collectEvents(eventsOf(own.projectId), { count: 4 });
     const second = await connectWelcomed(roomId, alice.token, { history: 0 });
-    open.push(second);
+    track(second);
     await nth(first, 'subscription_count', 1);
     const secondOpened = await collectEvents(eventsOf(own.projectId), { count: 1 });
     await second.close();
@@ -198,7 +185,7 @@ describe('room events on the events queue', () => {
 
     // Act
     const socket = await connect(roomId, alice.token, { cache: true });
-    open.push(socket);
+    track(socket);
     await socket.next((frame) => frame.type === 'cache_miss');
     await socket.close();
     const events = await collectEvents(eventsOf(own.projectId), { count: 1, settleMs: 1000 });

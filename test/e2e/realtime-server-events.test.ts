@@ -1,7 +1,8 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, ISO_TIMESTAMP, newUser, type TestProject, uniqueId } from '../support/api';
+import { describe, expect, it } from 'vitest';
+import { api, createTestProject, ISO_TIMESTAMP, uniqueId } from '../support/api';
 import { collectEvents, eventsOf } from '../support/events';
-import { connectUser, connectWelcomed, type RoomSocket } from '../support/ws';
+import { projectBeforeAll, realtimeSuite, settle } from '../support/realtime-suite';
+import { connectUser, connectWelcomed } from '../support/ws';
 
 /**
  * Server events: `POST /events` to rooms (every connection but `excludeSocketId` / `socket_id`,
@@ -9,38 +10,8 @@ import { connectUser, connectWelcomed, type RoomSocket } from '../support/ws';
  * user-channel connections (`notification` frames, `user.event` webhook events).
  */
 
-let project: TestProject;
-let other: TestProject;
-beforeAll(async () => {
-  [project, other] = await Promise.all([createTestProject('realtime-server-events'), createTestProject('realtime-server-events-b')]);
-});
-
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-const track = (socket: RoomSocket) => {
-  open.push(socket);
-  return socket;
-};
-const join = async (roomId: string, token: string) => track(await connectWelcomed(roomId, token, { history: 0 }));
-const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
-
-async function room(type: 'group' | 'public' = 'group', members: string[] = [], owner?: { userId: string; token: string }) {
-  const creator = owner ?? (await user('owner'));
-  const roomId = uniqueId('room');
-  const created = await api('/rooms', { token: creator.token, body: { id: roomId, type, members } });
-  expect(created.status).toBe(201);
-  return { owner: creator, roomId };
-}
-
-/** Waits until no frame arrived for a ping's round trip. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
-}
+const { project, track, join, user, room } = realtimeSuite('realtime-server-events');
+const other = projectBeforeAll('realtime-server-events-b');
 
 describe('POST /events', () => {
   it('reaches every connection of the room but excludeSocketId, naming the sending user', async () => {

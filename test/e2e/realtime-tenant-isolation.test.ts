@@ -1,7 +1,8 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { settle, trackSockets } from '../support/realtime-suite';
 import { openSse } from '../support/sse';
-import { connectUser, connectWelcomed, type RoomSocket, tryConnect } from '../support/ws';
+import { connectUser, connectWelcomed, tryConnect } from '../support/ws';
 
 /**
  * Realtime across tenants: project B's credentials cannot connect to a room of A, post events
@@ -28,22 +29,7 @@ async function sameRoomInBoth() {
   return roomId;
 }
 
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-const track = (socket: RoomSocket) => {
-  open.push(socket);
-  return socket;
-};
-
-/** Waits until no frame arrived for a ping's round trip. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
-}
+const track = trackSockets();
 
 describe("project B against project A's room", () => {
   it("cannot connect to A's room that B lacks (404), and reaches only B's own room of the same id", async () => {

@@ -1,7 +1,8 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
+import { afterEach, describe, expect, it } from 'vitest';
+import { api, uniqueId } from '../support/api';
+import { realtimeSuite } from '../support/realtime-suite';
 import { dataOf, openSse, type SseStream } from '../support/sse';
-import { connectWelcomed, type RoomSocket } from '../support/ws';
+import { connectWelcomed } from '../support/ws';
 
 /**
  * The three ways to receive a room carry the same messages with the same ids: a WebSocket, an SSE
@@ -9,26 +10,12 @@ import { connectWelcomed, type RoomSocket } from '../support/ws';
  * `Last-Event-ID`) and polling (`GET /rooms/{roomId}/messages?after=`).
  */
 
-let project: TestProject;
-beforeAll(async () => {
-  project = await createTestProject('realtime-transports');
-});
+const { project, track, user, room } = realtimeSuite('realtime-transports');
 
-const sockets: RoomSocket[] = [];
 const streams: SseStream[] = [];
-afterEach(async () => {
+afterEach(() => {
   for (const stream of streams.splice(0)) stream.close();
-  await Promise.all(sockets.splice(0).map((socket) => socket.close()));
 });
-
-const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
-
-async function room(type: 'group' | 'public' = 'group', members: string[] = []) {
-  const owner = await user('owner');
-  const roomId = uniqueId('room');
-  await api('/rooms', { token: owner.token, body: { id: roomId, type, members } });
-  return { owner, roomId };
-}
 
 async function stream(path: string, options: Parameters<typeof openSse>[1] = {}) {
   const opened = await openSse(path, options);
@@ -49,8 +36,7 @@ describe('a message sent over REST', () => {
     const bob = await user('bob');
     const { owner, roomId } = await room('group', [bob.userId]);
     const before = await post(roomId, owner.token, 'before anyone listens');
-    const socket = await connectWelcomed(roomId, bob.token, { history: 0 });
-    sockets.push(socket);
+    const socket = track(await connectWelcomed(roomId, bob.token, { history: 0 }));
     const byHeader = await stream(`/rooms/${roomId}/stream`, { token: bob.token });
     const byQuery = await stream(`/rooms/${roomId}/stream?token=${encodeURIComponent(bob.token)}`);
     await Promise.all([byHeader.started(), byQuery.started()]);
@@ -76,8 +62,7 @@ describe('a message sent over REST', () => {
   it('sent over the WebSocket reaches SSE too, in order with REST messages', async () => {
     // Prepare
     const { owner, roomId } = await room();
-    const socket = await connectWelcomed(roomId, owner.token, { history: 0 });
-    sockets.push(socket);
+    const socket = track(await connectWelcomed(roomId, owner.token, { history: 0 }));
     const sse = await stream(`/rooms/${roomId}/stream`, { token: owner.token });
     await sse.started();
 

@@ -1,6 +1,7 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiOptions, api, createTestProject, ISO_TIMESTAMP, newUser, type TestProject, uniqueId } from '../support/api';
-import { connectUser, connectWelcomed, type RoomSocket } from '../support/ws';
+import { describe, expect, it } from 'vitest';
+import { type ApiOptions, api, ISO_TIMESTAMP, uniqueId } from '../support/api';
+import { realtimeSuite, settle } from '../support/realtime-suite';
+import { connectUser, connectWelcomed } from '../support/ws';
 
 /**
  * The watchlist routes (`GET`, `POST`, `DELETE /users/{userId}/watchlist`) and what a watched user
@@ -8,21 +9,7 @@ import { connectUser, connectWelcomed, type RoomSocket } from '../support/ws';
  * and `offline` for their last. (Watched rooms need the events consumer: realtime-own-runtime.)
  */
 
-let project: TestProject;
-beforeAll(async () => {
-  project = await createTestProject('realtime-watchlist');
-});
-
-const open: RoomSocket[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((socket) => socket.close()));
-});
-
-const track = (socket: RoomSocket) => {
-  open.push(socket);
-  return socket;
-};
-const user = (prefix?: string, roles?: string[]) => newUser(project, prefix, roles);
+const { project, track, user, room } = realtimeSuite('realtime-watchlist');
 type Auth = Pick<ApiOptions, 'token' | 'apiKey'>;
 
 const watchlist = (userId: string, auth: Auth) => api(`/users/${userId}/watchlist`, auth);
@@ -30,20 +17,6 @@ const watch = (userId: string, auth: Auth, target: { type: string; targetId: str
   api(`/users/${userId}/watchlist`, { ...auth, body: target });
 const unwatch = (userId: string, auth: Auth, target: { type: string; targetId: string }) =>
   api(`/users/${userId}/watchlist`, { ...auth, method: 'DELETE', body: target });
-
-async function room(type: 'group' | 'public', members: string[] = []) {
-  const owner = await user('owner');
-  const roomId = uniqueId('room');
-  await api('/rooms', { token: owner.token, body: { id: roomId, type, members } });
-  return { owner, roomId };
-}
-
-/** Waits until no frame arrived for a ping's round trip. */
-async function settle(socket: RoomSocket) {
-  const before = socket.ofType('pong').length;
-  socket.send({ type: 'ping' });
-  await socket.next(() => socket.ofType('pong').length > before);
-}
 
 describe('the watchlist routes', () => {
   it('add a room (201, then 200 with the same target on repeat), list it and remove it (204, also when not watched)', async () => {

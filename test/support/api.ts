@@ -83,7 +83,7 @@ export async function createTestProject(name = 'test'): Promise<TestProject> {
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** A fresh user of the project with a token. */
-export async function newUser(project: TestProject, prefix = 'user', roles?: string[]) {
+export async function newUser(project: Pick<TestProject, 'token'>, prefix = 'user', roles?: string[]) {
   const userId = uniqueId(prefix);
   return { userId, token: await project.token(userId, roles) };
 }
