@@ -32,13 +32,24 @@ export function errorFromBody(body: unknown, status: number | undefined, retryAf
   const message =
     typeof error?.message === 'string' ? error.message : `Request failed${status === undefined ? '' : ` with HTTP ${status}`}`;
   const fromDetails = (error?.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
-  const fromHeader = retryAfterHeader ? Number(retryAfterHeader) : Number.NaN;
-  const retryAfter = Number.isFinite(fromHeader) ? fromHeader : typeof fromDetails === 'number' ? fromDetails : undefined;
+  const retryAfter = parseRetryAfter(retryAfterHeader) ?? (typeof fromDetails === 'number' ? fromDetails : undefined);
   return new ChatError(code, message, {
     ...(status === undefined ? {} : { status }),
     ...(retryAfter === undefined ? {} : { retryAfter }),
     ...(error?.details === undefined ? {} : { details: error.details }),
   });
+}
+
+/**
+ * A `Retry-After` header in seconds: delay-seconds, or an HTTP date (seconds from `now`, rounded up,
+ * never negative). `undefined` when absent or unreadable.
+ */
+export function parseRetryAfter(header: string | null | undefined, now = Date.now()): number | undefined {
+  const value = header?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value);
+  const at = /[a-z]/i.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /**

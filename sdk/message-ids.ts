@@ -6,10 +6,14 @@
 export const RESUME_OVERLAP = 5_000_000;
 
 /**
- * Ids delivered long before the newest one are forgotten: no resume asks that far back, so they
- * cannot come again. Ten minutes of ids.
+ * Ids delivered long before the newest one are forgotten, to bound memory: ten minutes of ids. A
+ * forgotten id may still come again (a server `history` frame or any replay that reaches back that
+ * far), so everything at or below the forget horizon counts as seen.
  */
 const FORGET_AFTER = 600_000_000;
+
+/** The set is pruned once it holds more ids than this. */
+const REMEMBER_AT_MOST = 2_000;
 
 /**
  * Which message ids were delivered, and where to resume. `accept` takes any batch (a live frame, a
@@ -19,6 +23,7 @@ const FORGET_AFTER = 600_000_000;
 export class SeenIds {
   private readonly ids = new Set<number>();
   private newest: number | undefined;
+  private forgotten: number | undefined;
 
   /** The newest id delivered, or `undefined` before the first. */
   get lastSeenId(): number | undefined {
@@ -30,20 +35,29 @@ export class SeenIds {
     return this.ids.size;
   }
 
+  /**
+   * The forget horizon: ids at or below it were forgotten or are too old to deliver, and count as
+   * seen. `undefined` until the set first grew past 2,000 ids (the first window always passes).
+   */
+  get horizon(): number | undefined {
+    return this.forgotten;
+  }
+
+  /** Whether `id` counts as seen: delivered and remembered, or at or below the forget horizon. */
   has(id: number): boolean {
-    return this.ids.has(id);
+    return (this.forgotten !== undefined && id <= this.forgotten) || this.ids.has(id);
   }
 
   /** The messages of `batch` not delivered before, oldest first; duplicates inside the batch count once. */
   accept<T extends { readonly id: number }>(batch: readonly T[]): T[] {
     const fresh: T[] = [];
     for (const message of [...batch].sort((a, b) => a.id - b.id)) {
-      if (typeof message.id !== 'number' || this.ids.has(message.id)) continue;
+      if (typeof message.id !== 'number' || this.has(message.id)) continue;
       this.ids.add(message.id);
       if (this.newest === undefined || message.id > this.newest) this.newest = message.id;
       fresh.push(message);
     }
-    if (this.ids.size > 2_000) this.forget();
+    if (this.ids.size > REMEMBER_AT_MOST) this.forget();
     return fresh;
   }
 
@@ -59,7 +73,8 @@ export class SeenIds {
 
   private forget(): void {
     if (this.newest === undefined) return;
-    const horizon = this.newest - FORGET_AFTER;
-    for (const id of this.ids) if (id < horizon) this.ids.delete(id);
+    const horizon = Math.max(this.forgotten ?? 0, this.newest - FORGET_AFTER);
+    this.forgotten = horizon;
+    for (const id of this.ids) if (id <= horizon) this.ids.delete(id);
   }
 }

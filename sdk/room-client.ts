@@ -1,5 +1,5 @@
 import { type BackoffSettings, backoffDelay, DEFAULT_BACKOFF, parseBackoff } from './backoff';
-import { ChatError, classify, errorFromBody } from './errors';
+import { ChatError, classify, errorFromBody, parseRetryAfter } from './errors';
 import { SeenIds } from './message-ids';
 import { SseParser } from './sse-parser';
 import type {
@@ -22,9 +22,9 @@ const OPEN = 1;
 const PAGE_SIZE = 100;
 /** A resume pages through at most this many pages (100,000 messages) before going live. */
 const MAX_CATCH_UP_PAGES = 1000;
-/** The server's default `history`. */
+/** The SDK's default `history`. It is always sent explicitly, so the server's own default (`REALTIME_HISTORY_DEFAULT`) never applies. */
 const DEFAULT_HISTORY = 20;
-/** How long the first WebSocket connection waits for its `history` frame before reading history over REST. */
+/** How long the first WebSocket connection waits for the `history` frame it asked for before reading history over REST. */
 const HISTORY_FRAME_WAIT_MS = 3000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const FLAGS_TIMEOUT_MS = 5000;
@@ -67,8 +67,10 @@ interface WireMessageInput {
 
 /** A WebSocket's first moments: live messages wait here until the replay (history or catch-up) is merged in. */
 interface SocketSync {
+  /** The `history` the socket asked for: the server sends a `history` frame only when it is above 0. */
+  readonly history: number;
   readonly buffer: Message[];
-  history: Message[] | undefined;
+  frame: Message[] | undefined;
   wake: (() => void) | undefined;
 }
 
@@ -89,12 +91,29 @@ function randomId(): string {
   return crypto?.randomUUID ? `c-${crypto.randomUUID()}` : `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
 }
 
-/** The HTTP status of a refused upgrade, where the WebSocket implementation tells it (the `ws` package does, browsers do not). */
+/** The HTTP status of a refused upgrade, from the `error` event of a `ws` socket without an `unexpected-response` listener. */
 function refusalStatus(event: unknown): number | undefined {
   const text = `${(event as { message?: unknown })?.message ?? ''} ${(event as { error?: { message?: unknown } })?.error?.message ?? ''}`;
   const status = /Unexpected server response: (\d{3})/.exec(text)?.[1];
   return status ? Number(status) : undefined;
 }
+
+/** A refused upgrade: `rate_limited` for a 429 (with `retryAfter` when the response could be read), else `websocket_refused`. */
+function refusalError(status: number, retryAfter?: number): ChatError {
+  return new ChatError(status === 429 ? 'rate_limited' : 'websocket_refused', `The WebSocket upgrade was refused with HTTP ${status}`, {
+    status,
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+  });
+}
+
+/** The response of a refused upgrade as the `ws` package's `unexpected-response` event gives it (Node's `IncomingMessage`). */
+interface RefusedUpgrade {
+  readonly statusCode?: number;
+  readonly headers?: Record<string, string | string[] | undefined>;
+}
+
+/** A `ws` socket: an EventEmitter besides the WHATWG interface. */
+type EmitterSocket = WebSocketLike & { on?: (event: string, listener: (...args: any[]) => void) => unknown };
 
 const isMessage = (value: unknown): value is Message => typeof (value as Message | null)?.id === 'number';
 
@@ -106,7 +125,7 @@ class RoomConnection implements RoomClient {
   /**
    * Replays (history, catch-up pages, SSE, polling) never deliver ids below this: the start of the
    * window the first connection delivered. Live WebSocket frames are exempt (a backdated import is
-   * broadcast live with an old id).
+   * broadcast live with an old id), but not from the forget horizon of `seen`.
    */
   private floor: number | undefined;
   private readonly baseUrl: string;
@@ -118,7 +137,10 @@ class RoomConnection implements RoomClient {
   private readonly connectTimeoutMs: number;
   private readonly ackTimeoutMs: number;
   private readonly upgradeIntervalMs: number;
-  private readonly backoff: Promise<BackoffSettings>;
+  private backoff: Promise<BackoffSettings>;
+  /** The reconnect curve is the project's: given as an option, or read with a token the service accepted (`flagship: true`). */
+  private backoffTargeted: boolean;
+  private backoffRefreshed = false;
   private closed = false;
   /** Failed attempts since the last transport opened: the backoff exponent. */
   private attempt = 0;
@@ -152,7 +174,8 @@ class RoomConnection implements RoomClient {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
     this.upgradeIntervalMs = options.upgradeIntervalMs ?? 30_000;
-    this.backoff = options.backoff ? Promise.resolve(options.backoff) : this.loadBackoff();
+    this.backoffTargeted = options.backoff !== undefined;
+    this.backoff = options.backoff ? Promise.resolve(options.backoff) : this.loadBackoff().then((settings) => settings ?? DEFAULT_BACKOFF);
     void this.cycle();
   }
 
@@ -259,6 +282,7 @@ class RoomConnection implements RoomClient {
       if (outcome.open) {
         this.attempt = 0;
         this.authRetried = false;
+        this.refreshBackoff();
         return;
       }
       this.error = outcome.error;
@@ -363,9 +387,10 @@ class RoomConnection implements RoomClient {
   private async openWebSocket(generation: number): Promise<Attempt> {
     const token = await this.token();
     if (this.closed || generation !== this.generation) return failed(new ChatError('superseded', 'Superseded'));
-    const refusal = await this.connectSocket(token, (socket) => {
+    const history = this.historyToAsk();
+    const refusal = await this.connectSocket(token, history, (socket) => {
       if (this.closed || generation !== this.generation) return false;
-      this.adopt(socket);
+      this.adopt(socket, history);
       return true;
     });
     if (!refusal) return { open: true };
@@ -385,7 +410,7 @@ class RoomConnection implements RoomClient {
    * Opens a WebSocket. `onOpen` runs inside the `open` event, so the socket's listeners are in place
    * before its first frame; it returns false to discard the socket. Resolves with the failure, if any.
    */
-  private connectSocket(token: string, onOpen: (socket: WebSocketLike) => boolean): Promise<ChatError | undefined> {
+  private connectSocket(token: string, history: number, onOpen: (socket: WebSocketLike) => boolean): Promise<ChatError | undefined> {
     const Constructor: WebSocketConstructor | undefined =
       this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (!Constructor) {
@@ -405,10 +430,25 @@ class RoomConnection implements RoomClient {
         if (settle(new ChatError('connect_timeout', `The WebSocket did not open within ${this.connectTimeoutMs} ms`))) socket.close();
       }, this.connectTimeoutMs);
       try {
-        socket = new Constructor(this.webSocketUrl(token));
+        socket = new Constructor(this.webSocketUrl(token, history));
       } catch (error) {
         settle(toChatError(error, 'websocket_failed'));
         return;
+      }
+      // The `ws` package shows a refused upgrade's response, headers included (Retry-After on a 429);
+      // with a listener it leaves aborting the handshake to it. Browsers hide the response: only `error` fires.
+      const emitter = socket as EmitterSocket;
+      if (typeof emitter.on === 'function') {
+        emitter.on('unexpected-response', (_request: unknown, response: RefusedUpgrade) => {
+          const header = response?.headers?.['retry-after'];
+          const retryAfter = parseRetryAfter(Array.isArray(header) ? header[0] : header);
+          settle(refusalError(response?.statusCode ?? 0, retryAfter));
+          try {
+            socket.close();
+          } catch {
+            // Already aborted.
+          }
+        });
       }
       socket.addEventListener('open', () => {
         if (settled) return;
@@ -420,13 +460,7 @@ class RoomConnection implements RoomClient {
       });
       socket.addEventListener('error', (event) => {
         const status = refusalStatus(event);
-        settle(
-          new ChatError(
-            status === undefined ? 'websocket_failed' : 'websocket_refused',
-            status === undefined ? 'The WebSocket failed to open' : `The WebSocket upgrade was refused with HTTP ${status}`,
-            status === undefined ? {} : { status },
-          ),
-        );
+        settle(status === undefined ? new ChatError('websocket_failed', 'The WebSocket failed to open') : refusalError(status));
       });
       socket.addEventListener('close', (event) => {
         settle(new ChatError('websocket_failed', `The WebSocket closed before opening (${(event as { code?: number })?.code ?? '?'})`));
@@ -434,11 +468,21 @@ class RoomConnection implements RoomClient {
     });
   }
 
-  private webSocketUrl(token: string): string {
+  /**
+   * The `history` a new socket asks for: the client's `history` on the first connection, 0 once a
+   * timeline has started (the REST catch-up from the last id seen covers the gap; a `history` frame
+   * would only bring old messages again).
+   */
+  private historyToAsk(): number {
+    return this.seen.lastSeenId === undefined ? this.historySize : 0;
+  }
+
+  private webSocketUrl(token: string, history: number): string {
     const query = new URLSearchParams();
     if (this.options.wsUrl) query.set('roomId', this.roomId);
     query.set('token', token);
-    if (this.options.history !== undefined) query.set('history', String(this.historySize));
+    // Always explicit: the server's default may differ from the SDK's.
+    query.set('history', String(history));
     if (this.options.cache) query.set('cache', '1');
     if (this.options.wsUrl) {
       const url = this.options.wsUrl;
@@ -448,11 +492,11 @@ class RoomConnection implements RoomClient {
   }
 
   /** The socket opened: it becomes the transport. Live messages wait for the replay before they are delivered. */
-  private adopt(socket: WebSocketLike): void {
+  private adopt(socket: WebSocketLike, history: number): void {
     const generation = this.generation;
     this.socket = socket;
     this.lastFrameAt = Date.now();
-    const sync: SocketSync = { buffer: [], history: undefined, wake: undefined };
+    const sync: SocketSync = { history, buffer: [], frame: undefined, wake: undefined };
     this.sync = sync;
     socket.addEventListener('message', (event) => {
       if (this.socket !== socket) return;
@@ -481,14 +525,16 @@ class RoomConnection implements RoomClient {
   }
 
   /**
-   * First connection: the `history` frame (or REST when it does not come). Later ones: a REST
-   * catch-up from the last id seen, paged to the end. Then the buffered live messages, merged.
+   * First connection: the `history` frame it asked for (or REST when it does not come, or when it
+   * asked for none). Later ones: a REST catch-up from the last id seen, paged to the end. Then the
+   * buffered live messages, merged.
    */
   private async replay(sync: SocketSync, generation: number): Promise<void> {
     let replayed: Message[];
     try {
       if (this.seen.lastSeenId === undefined) {
-        const frame = this.historySize > 0 ? await this.waitForHistory(sync) : undefined;
+        // history=0: the server sends no frame, so there is nothing to wait for.
+        const frame = sync.history > 0 ? await this.waitForHistory(sync) : undefined;
         if (generation !== this.generation) return;
         if (frame) {
           this.startWindow(frame);
@@ -498,7 +544,7 @@ class RoomConnection implements RoomClient {
         }
       } else {
         replayed = await this.catchUp(generation);
-        if (sync.history) replayed.push(...sync.history);
+        if (sync.frame) replayed.push(...sync.frame);
       }
     } catch (error) {
       if (generation !== this.generation) return;
@@ -511,7 +557,7 @@ class RoomConnection implements RoomClient {
   }
 
   private waitForHistory(sync: SocketSync): Promise<Message[] | undefined> {
-    if (sync.history) return Promise.resolve(sync.history);
+    if (sync.frame) return Promise.resolve(sync.frame);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         sync.wake = undefined;
@@ -520,7 +566,7 @@ class RoomConnection implements RoomClient {
       sync.wake = () => {
         clearTimeout(timer);
         sync.wake = undefined;
-        resolve(sync.history);
+        resolve(sync.frame);
       };
     });
   }
@@ -561,8 +607,8 @@ class RoomConnection implements RoomClient {
       case 'history': {
         const messages: Message[] = Array.isArray(frame.messages) ? frame.messages.filter(isMessage) : [];
         const sync = this.sync;
-        if (sync && !sync.history) {
-          sync.history = messages;
+        if (sync && !sync.frame) {
+          sync.frame = messages;
           sync.wake?.();
         } else {
           this.deliver(messages, []);
@@ -736,26 +782,30 @@ class RoomConnection implements RoomClient {
     if (generation === this.generation) this.deliver(messages, []);
   }
 
-  /** While on SSE or polling, try the WebSocket now and then; when it opens it takes over. */
-  private scheduleUpgrade(generation: number): void {
+  /** While on SSE or polling, try the WebSocket now and then (not before a 429's `Retry-After`); when it opens it takes over. */
+  private scheduleUpgrade(generation: number, delayMs = this.upgradeIntervalMs): void {
     if (this.upgradeIntervalMs <= 0 || !this.transports.includes('websocket')) return;
     this.upgradeTimer = setTimeout(async () => {
       if (this.closed || generation !== this.generation) return;
       let refusal: ChatError | undefined;
       try {
         const token = await this.token();
-        refusal = await this.connectSocket(token, (socket) => {
+        // The timeline has started (SSE and polling read it first): no history frame.
+        const history = this.historyToAsk();
+        refusal = await this.connectSocket(token, history, (socket) => {
           if (this.closed || generation !== this.generation) return false;
           this.teardown();
           this.attempt = 0;
-          this.adopt(socket);
+          this.adopt(socket, history);
           return true;
         });
       } catch (error) {
         refusal = toChatError(error);
       }
-      if (refusal && !this.closed && generation === this.generation) this.scheduleUpgrade(generation);
-    }, this.upgradeIntervalMs);
+      if (refusal && !this.closed && generation === this.generation) {
+        this.scheduleUpgrade(generation, Math.max(this.upgradeIntervalMs, (refusal.retryAfter ?? 0) * 1000));
+      }
+    }, delayMs);
   }
 
   // --- Messages ----------------------------------------------------------------------------------
@@ -875,12 +925,34 @@ class RoomConnection implements RoomClient {
     return errorFromBody(parsed, response.status, response.headers.get('retry-after'));
   }
 
-  private async loadBackoff(): Promise<BackoffSettings> {
+  /**
+   * The reconnect curve of `GET /client/feature-flags`, or `undefined` when it cannot be read. A token
+   * the service does not accept gets a `401` (older servers) or the anonymous defaults with
+   * `flagship: false` (newer ones): neither breaks anything, the curve is then not the project's yet.
+   */
+  private async loadBackoff(): Promise<BackoffSettings | undefined> {
     try {
-      return parseBackoff(await this.request('GET', '/client/feature-flags', undefined, FLAGS_TIMEOUT_MS)) ?? DEFAULT_BACKOFF;
+      const body = await this.request<unknown>('GET', '/client/feature-flags', undefined, FLAGS_TIMEOUT_MS);
+      const settings = parseBackoff(body);
+      if (settings && (body as { flagship?: unknown }).flagship === true) this.backoffTargeted = true;
+      return settings;
     } catch {
-      return DEFAULT_BACKOFF;
+      return undefined;
     }
+  }
+
+  /**
+   * A transport opened, so the token works now (`getToken` may have renewed it). When the first read
+   * of the flags failed or was anonymous, read them once more to get the project's curve.
+   */
+  private refreshBackoff(): void {
+    if (this.backoffTargeted || this.backoffRefreshed) return;
+    this.backoffRefreshed = true;
+    void this.backoff.then(async () => {
+      if (this.backoffTargeted || this.closed) return;
+      const settings = await this.loadBackoff();
+      if (settings && !this.closed) this.backoff = Promise.resolve(settings);
+    });
   }
 
   private emit<K extends keyof RoomClientEvents>(event: K, ...args: Parameters<RoomClientEvents[K]>): void {

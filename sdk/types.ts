@@ -65,8 +65,9 @@ export interface RoomClientOptions {
    */
   readonly transports?: readonly Transport[];
   /**
-   * How many recent messages the first connection delivers (0–100).
-   * @default 20 (the server's default)
+   * How many recent messages the first connection delivers (0–100). Always sent to the server
+   * (`history=`), so its own default does not apply; reconnects ask for none.
+   * @default 20
    */
   readonly history?: number;
   /** Ask the WebSocket for the room's cached server event (`cache=1`), delivered as an `event` with `cached: true`. @default false */

@@ -77,6 +77,20 @@ async function ready(watched: Watched) {
 
 const post = (roomId: string, token: string, content: string) => api<Message>(`/rooms/${roomId}/messages`, { token, body: { content } });
 
+/** The `ws` class, recording each socket's URL and the frames it received. */
+function recordingWebSocket() {
+  const sockets: { url: URL; frames: Record<string, any>[] }[] = [];
+  class Recording extends WebSocket {
+    constructor(url: string) {
+      super(url);
+      const record = { url: new URL(url), frames: [] as Record<string, any>[] };
+      sockets.push(record);
+      this.on('message', (data) => record.frames.push(JSON.parse(String(data))));
+    }
+  }
+  return { WebSocket: Recording, sockets };
+}
+
 describe('the room client over WebSocket', () => {
   it('connects over WebSocket and delivers a message posted over REST, once', async () => {
     // Prepare
@@ -240,6 +254,50 @@ describe('the room client over WebSocket', () => {
     expect(closed).toMatchObject({ status: 200, body: { closed: 1 } });
     expect(receiver.messages.map((message) => message.id)).toEqual([first, ...during, after].map((message) => message.id));
     expect(receiver.states.slice(0, 4)).toEqual(['connecting', 'connected', 'reconnecting', 'connected']);
+  });
+
+  it('asks for history on the first connection only, so a reconnect after a long busy session delivers nothing twice', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare: over 2,000 messages delivered (backdated imports, broadcast live), then a quiet stretch
+    // of more than ten minutes of ids, after which the client forgets the old ids
+    const bob = await newUser(project, 'bob');
+    const { owner, roomId } = await newGroupRoom(project, [bob.userId]);
+    const recording = recordingWebSocket();
+    const receiver = await ready(
+      watch({ roomId, token: bob.token, WebSocket: recording.WebSocket, backoff: { baseBackoffMs: 300, maxBackoffMs: 600 } }),
+    );
+    const IMPORTED = 2001;
+    const since = Date.now() - 30 * 60_000;
+    for (let start = 0; start < IMPORTED; start += 100) {
+      const rows = Array.from({ length: Math.min(100, IMPORTED - start) }, (_, offset) => ({
+        roomId,
+        userId: owner.userId,
+        content: `busy ${start + offset}`,
+        createdAt: new Date(since + start + offset).toISOString(),
+      }));
+      const imported = await api('/admin/messages/import/batch', { apiKey: project.apiKey, body: { messages: rows } });
+      expect(imported.status).toBe(200);
+    }
+    await receiver.until('imports delivered live', () => receiver.messages.length >= IMPORTED, 90_000);
+    const quiet = (await post(roomId, owner.token, 'eleven minutes later, by the ids')).body;
+    await receiver.until('quiet message', () => receiver.messages.length >= IMPORTED + 1);
+
+    // Act: the server closes bob's connections (his own token); the client reconnects
+    const closed = await api(`/users/${bob.userId}/connections`, { method: 'DELETE', token: bob.token });
+    await receiver.until('reconnected', () => receiver.states.includes('reconnecting') && receiver.client.state === 'connected');
+    const after = (await post(roomId, owner.token, 'after the reconnect')).body;
+    await receiver.until('after', () => receiver.messages.some((message) => message.id === after.id));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    // Assess
+    const ids = receiver.messages.map((message) => message.id);
+    expect(closed).toMatchObject({ status: 200, body: { closed: 1 } });
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(IMPORTED + 2);
+    expect(ids.slice(-2)).toEqual([quiet.id, after.id]);
+    expect(recording.sockets.map((socket) => socket.url.searchParams.get('history'))).toEqual(['20', '0']);
+    expect(recording.sockets[1]?.frames.filter((frame) => frame.type === 'history')).toEqual([]);
   });
 });
 

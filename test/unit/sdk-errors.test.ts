@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChatError, classify, errorFromBody } from '../../sdk/errors';
+import { ChatError, classify, errorFromBody, parseRetryAfter } from '../../sdk/errors';
 
 describe('errors read from the service', () => {
   it('carry the code, message, status and details of the error body', () => {
@@ -21,6 +21,19 @@ describe('errors read from the service', () => {
 
     // Assess
     expect(error.retryAfter).toBe(retryAfter);
+  });
+
+  it.each([
+    { variant: 'delay-seconds', header: '7', retryAfter: 7 },
+    { variant: 'delay-seconds with spaces', header: ' 30 ', retryAfter: 30 },
+    { variant: 'an HTTP date 12.5 s ahead (rounded up)', header: 'Wed, 21 Oct 2026 07:28:12 GMT', retryAfter: 13 },
+    { variant: 'an HTTP date in the past', header: 'Wed, 21 Oct 2026 07:27:00 GMT', retryAfter: 0 },
+    { variant: 'a negative number', header: '-1', retryAfter: undefined },
+    { variant: 'garbage', header: 'soon', retryAfter: undefined },
+    { variant: 'an empty header', header: '', retryAfter: undefined },
+    { variant: 'no header', header: null, retryAfter: undefined },
+  ])('read a Retry-After of $variant', ({ header, retryAfter }) => {
+    expect(parseRetryAfter(header, Date.parse('2026-10-21T07:27:59.500Z'))).toBe(retryAfter);
   });
 
   it('name an answer without an error body by its status', () => {

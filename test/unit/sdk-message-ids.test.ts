@@ -94,7 +94,37 @@ describe('message id de-duplication', () => {
 
     // Assess
     expect(seen.size).toBe(1000);
-    expect(seen.has(idAt(T, 0))).toBe(false);
+    expect(seen.horizon).toBe(idAt(T + 60_000, 999));
     expect(seen.has(idAt(T + 11 * 60_000, 999))).toBe(true);
+  });
+
+  it('never delivers a forgotten id again: ids at or below the forget horizon count as seen', () => {
+    // Prepare: a busy session (over 2,000 ids), then a quiet one eleven minutes later
+    const seen = new SeenIds();
+    const busy = Array.from({ length: 2001 }, (_, index) => m(idAt(T + Math.floor(index / 10), index % 10)));
+    seen.accept(busy);
+    seen.accept([m(idAt(T + 11 * 60_000))]);
+
+    // Act: a replay (a server history frame, a catch-up page) brings old ids again, and one never seen below the horizon
+    const replayed = seen.accept([...busy.slice(-20), m(idAt(T + 100, 500)), m(idAt(T + 11 * 60_000, 1))]);
+
+    // Assess
+    expect(seen.horizon).toBe(idAt(T + 60_000));
+    expect(replayed.map((message) => message.id)).toEqual([idAt(T + 11 * 60_000, 1)]);
+    expect(seen.has(idAt(T, 0))).toBe(true);
+    expect(seen.size).toBe(2);
+  });
+
+  it('has no horizon before it forgets, so the first window and late ids pass', () => {
+    // Prepare
+    const seen = new SeenIds();
+    seen.accept([m(idAt(T + 30 * 60_000))]);
+
+    // Act: an id half an hour older lands late (a backdated import broadcast live)
+    const late = seen.accept([m(idAt(T))]);
+
+    // Assess
+    expect(seen.horizon).toBeUndefined();
+    expect(late).toEqual([m(idAt(T))]);
   });
 });
