@@ -31,7 +31,7 @@ export class IpcChild<To extends Message, From extends Message> {
     return fork(script, [], {
       // Explicit: the bench process's own execArgv carries tsx's CLI hooks, which need not apply.
       execArgv: ['--import', 'tsx'],
-      cwd: join(dirname(fileURLToPath(import.meta.url)), '..', '..'),
+      cwd: join(dirname(fileURLToPath(import.meta.url)), '..'),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
