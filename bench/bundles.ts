@@ -150,8 +150,19 @@ function runNode(
   });
 }
 
+/**
+ * Lambda's Node.js runtime gives every function an `awslambda` global; streaming handlers call
+ * `awslambda.streamifyResponse` as they load, so the stand-in is there before the import is timed.
+ */
+const AWSLAMBDA_STAND_IN =
+  'globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };';
+
 const INIT_SCRIPT = (url: string) =>
-  `const t = performance.now(); await import(${JSON.stringify(url)}); console.log('BENCH_INIT_MS=' + (performance.now() - t));`;
+  `${AWSLAMBDA_STAND_IN} const t = performance.now(); await import(${JSON.stringify(url)}); console.log('BENCH_INIT_MS=' + (performance.now() - t));`;
+
+/** The error line of a failed import, not the minified source line Node prints above it. */
+const errorLine = (output: string) =>
+  (output.split('\n').find((line) => /^\w*Error\b|Error:/.test(line.trim())) ?? output.split('\n')[0] ?? '').trim().slice(0, 240);
 
 /** Imports the bundle in `runs` fresh processes; stops at the first failure. */
 async function timeInit(outfile: string, runs: number, env: Record<string, string>) {
@@ -161,7 +172,7 @@ async function timeInit(outfile: string, runs: number, env: Record<string, strin
     const run = await runNode(['--input-type=module', '-e', INIT_SCRIPT(pathToFileURL(outfile).href)], env);
     const measured = /BENCH_INIT_MS=([\d.]+)/.exec(run.stdout)?.[1];
     if (run.code !== 0 || measured === undefined) {
-      return { runs: times, wall, error: (run.stderr || run.stdout).trim().split('\n').slice(0, 3).join(' ') || `exit ${run.code}` };
+      return { runs: times, wall, error: errorLine(run.stderr || run.stdout) || `exit ${run.code}` };
     }
     times.push(Number(measured));
     wall.push(run.ms);
