@@ -73,7 +73,8 @@ function issuesOf(error: z.core.$ZodError, where: string) {
   return fieldIssues(error.issues, []).map((issue) => ({ field: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
 }
 
-function parsePart<S extends z.ZodMiniType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {
+/** Validates one part of a request (`body`, `query`, `path`, ...): a 400 naming each bad field otherwise. Also for handlers outside `httpHandler`. */
+export function parsePart<S extends z.ZodMiniType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {
   if (!schema) return undefined as z.infer<S>;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;

@@ -5,6 +5,7 @@ import { accessRoom } from '#domain/rooms/rooms';
 import { authenticateToken } from '#shared/auth';
 import { config } from '#shared/config';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '#shared/errors';
+import { parsePart } from '#shared/http';
 import { idSchema } from '#shared/ids';
 import { sendRealtimeJobs } from '#shared/queue';
 import * as z from '#shared/schema';
@@ -26,12 +27,7 @@ const connectQuery = z.object({
  * returns, so the opening frames are queued for the realtime worker.
  */
 export const handler = wsHandler('$connect', async (event) => {
-  const parsed = connectQuery.safeParse(event.queryStringParameters ?? {});
-  if (!parsed.success) {
-    const details = parsed.error.issues.map((issue) => ({ field: `query.${issue.path.join('.')}`, message: issue.message }));
-    throw new BadRequestError(`Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, details);
-  }
-  const query = parsed.data;
+  const query = parsePart(connectQuery, event.queryStringParameters ?? {}, 'query');
   if (!query.token) throw new UnauthorizedError('missing_credentials', 'The token query parameter is required');
   const principal = await authenticateToken(query.token);
   const connectionId = event.requestContext.connectionId;

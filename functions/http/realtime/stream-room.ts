@@ -3,6 +3,7 @@ import { accessRoom } from '#domain/rooms/rooms';
 import { config } from '#shared/config';
 import type { Message } from '#shared/db/message';
 import { BadRequestError } from '#shared/errors';
+import { parsePart } from '#shared/http';
 import * as z from '#shared/schema';
 import { streamHandler } from '#shared/stream';
 import { roomParams } from '../params';
@@ -36,9 +37,7 @@ const sseMessage = (message: Message) => `id: ${message.id}\nevent: message\ndat
  * `SSE_MAX_DURATION_SECONDS`; EventSource (and the SDK) reconnect with `Last-Event-ID`.
  */
 export const handler = streamHandler('StreamRoom', async (request) => {
-  const params = roomParams.safeParse(request.params);
-  if (!params.success) throw new BadRequestError('Invalid room id', [{ field: 'path.roomId', message: 'invalid id' }]);
-  const { roomId } = params.data;
+  const { roomId } = parsePart(roomParams, request.params, 'path');
   const lastEventId = parseLastEventId(request.headers['last-event-id'], request.query.lastEventId);
   const { user } = request;
   await accessRoom(user, roomId, { join: true });
