@@ -1,6 +1,8 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { api, createTestProject, ISO_TIMESTAMP, newUser, type TestProject, uniqueId } from '../support/api';
 import { collectEvents, eventsOf } from '../support/events';
+import { get, raw, table } from '../support/raw-table';
 import { realtimeSuite } from '../support/realtime-suite';
 import { connect, connectWelcomed, type Frame, type RoomSocket } from '../support/ws';
 
@@ -26,6 +28,31 @@ async function groupRoom(projectOf: TestProject, prefixes: string[]) {
   expect(created.status).toBe(201);
   return { roomId, people };
 }
+
+describe('presence counters that drifted', () => {
+  it('heal on the next arrival: a ghost connection counted in but never out does not hide the join, nor the leave after it', async () => {
+    // Prepare: bob is counted in the room once already, as if a socket of his had vanished
+    // without any $disconnect and expired by TTL.
+    const { roomId, people } = await groupRoom(project, ['alice', 'bob']);
+    const [alice, bob] = people as [(typeof people)[number], (typeof people)[number]];
+    const watcher = await join(roomId, alice.token);
+    const counterKey = { pk: `P#${project.projectId}#R#${roomId}#CONNS`, sk: `N#U#${bob.userId}` };
+    await raw.send(
+      new PutCommand({ TableName: table(), Item: { ...counterKey, connections: 1, ttl: Math.floor(Date.now() / 1000) + 3600 } }),
+    );
+
+    // Act
+    const bobSocket = await connectWelcomed(roomId, bob.token);
+    const joined = await watcher.next((frame) => frame.type === 'member_joined' && frame.userId === bob.userId);
+    await bobSocket.close();
+    const left = await watcher.next((frame) => frame.type === 'member_left' && frame.userId === bob.userId);
+
+    // Assess
+    expect(joined).toMatchObject({ roomId, userId: bob.userId });
+    expect(left).toMatchObject({ roomId, userId: bob.userId });
+    expect(await get(counterKey.pk, counterKey.sk)).toMatchObject({ connections: 0 });
+  });
+});
 
 describe('presence frames', () => {
   it('announce a user once however many connections they open, and their leaving only with the last one', async () => {

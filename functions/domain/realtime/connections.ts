@@ -34,6 +34,8 @@ export interface PresenceChange {
   readonly offline: boolean;
   /** The room's connection count after this change, when the counter answered. */
   readonly roomCount?: number;
+  /** The user's connection count in the room after this change, when the counter answered. */
+  readonly roomUserCount?: number;
 }
 
 /** Connection records never change, so a few seconds of caching only delays noticing a deletion. */
@@ -80,7 +82,56 @@ async function countChange(connection: Connection, delta: 1 | -1): Promise<Prese
     online: delta > 0 && user === edge,
     offline: delta < 0 && user === edge,
     ...(room !== undefined ? { roomCount: room } : {}),
+    ...(roomUser !== undefined ? { roomUserCount: roomUser } : {}),
   };
+}
+
+/**
+ * Sets a counter to the live count, but only if it still holds the value this caller saw, so a
+ * concurrent connect or disconnect in between wins and nothing is undercounted.
+ */
+async function repairCounter(key: { pk: string; sk: string }, seen: number, live: number): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET #n = :live',
+        ConditionExpression: '#n = :seen',
+        ExpressionAttributeNames: { '#n': 'connections' },
+        ExpressionAttributeValues: { ':live': live, ':seen': seen },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * A connection that vanished without any `$disconnect` and expired by TTL was never counted out,
+ * so the counters read one too many and the first connection after it would not count as a join
+ * (or an occupancy). Given the room's live list, read consistently after this connection was
+ * stored, this sets such counters back to the truth and reports the transitions they hid.
+ */
+export async function healPresence(
+  connection: Pick<Connection, 'projectId' | 'roomId' | 'userId' | 'connectionId'>,
+  change: PresenceChange,
+  refs: readonly ConnectionRef[],
+): Promise<PresenceChange> {
+  const { projectId, roomId, userId } = connection;
+  if (!roomId) return change;
+  const liveForUser = refs.filter((ref) => ref.userId === userId).length;
+  const [joined, occupied] = await Promise.all([
+    !change.joined && liveForUser === 1 && (change.roomUserCount ?? 0) > 1
+      ? repairCounter(roomUserCounterKey(projectId, roomId, userId), change.roomUserCount ?? 0, 1)
+      : false,
+    !change.occupied && refs.length === 1 && (change.roomCount ?? 0) > 1
+      ? repairCounter(roomCounterKey(projectId, roomId), change.roomCount ?? 0, 1)
+      : false,
+  ]);
+  return { ...change, joined: change.joined || joined, occupied: change.occupied || occupied };
 }
 
 /** Stores a new connection (lookup, room list, user list) and counts it in. */

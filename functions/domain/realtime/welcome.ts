@@ -2,7 +2,7 @@ import { readMessages } from '#domain/messages/history';
 import type { Connection } from '#shared/db/connection';
 import { postToConnection } from '#shared/gateway';
 import { cachedRoomEvent } from './cached-event';
-import { membersOf, type PresenceChange, roomConnections } from './connections';
+import { healPresence, membersOf, type PresenceChange, roomConnections } from './connections';
 import { announceArrival } from './presence';
 import { publishRealtimeEvents } from './room-events';
 
@@ -67,5 +67,5 @@ export async function welcome(job: WelcomeJob): Promise<void> {
     await postToConnection(socketId, cached ? { ...cached, cached: true } : { type: 'cache_miss', roomId });
     if (!cached) await publishRealtimeEvents(projectId, [{ type: 'cache_miss', payload: { roomId, at: new Date().toISOString() } }]);
   }
-  await announceArrival(connection, job.change, refs);
+  await announceArrival(connection, await healPresence(connection, job.change, refs), refs);
 }
