@@ -5,5 +5,8 @@ import * as z from '#shared/schema';
 export const roomParams = z.object({ roomId: idSchema });
 export const roomMemberParams = z.object({ roomId: idSchema, userId: idSchema });
 
+/** A message id in a query string or header (ids are integers below 2^53). */
+export const messageIdParam = z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
+
 /** Query integers arrive as strings. */
 export const queryInt = (min: number, max: number) => z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max));

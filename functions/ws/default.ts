@@ -12,7 +12,7 @@ import { wsHandler } from '#shared/ws';
 
 const messageFrame = z.strictObject({ type: z.literal('message'), ...messageFields });
 
-export const CLIENT_EVENT_PATTERN = /^client-[A-Za-z0-9_.:-]{1,64}$/;
+const CLIENT_EVENT_PATTERN = /^client-[A-Za-z0-9_.:-]{1,64}$/;
 /** Pusher's limit for one client event; keeps a chatty client from filling everyone's socket. */
 const MAX_CLIENT_FRAME_BYTES = 10 * 1024;
 

@@ -6,6 +6,13 @@ import { roomConnections } from './connections';
 import { postFrames } from './fan-out';
 import { forgetGone } from './presence';
 
+/**
+ * The frame is out: a cleanup failure is logged, not thrown. Thrown, it would fail the request or
+ * make SQS deliver a fan-out batch again, every receiver getting the frame twice.
+ */
+const forgetGoneAfterPosting = (connectionIds: readonly string[]) =>
+  forgetGone(connectionIds).catch((error) => logger.error('forgetting gone connections failed', { error: error as Error }));
+
 /** A fan-out batch of a large room, handled by one realtime worker invocation. */
 export interface FanOutJob {
   readonly kind: 'fanout';
@@ -43,14 +50,13 @@ export async function broadcastToRoom(
     return { sent: 0, queued: targets.length };
   }
   const outcome = await postFrames(targets, frame);
-  await forgetGone(outcome.gone).catch((error) => logger.error('forgetting gone connections failed', { error: error as Error }));
+  await forgetGoneAfterPosting(outcome.gone);
   return { sent: outcome.sent, queued: 0 };
 }
 
 /** Posts a fan-out batch (the realtime worker's half of `broadcastToRoom`). */
 export async function deliverFanOut(job: FanOutJob): Promise<number> {
   const outcome = await postFrames(job.connectionIds, job.frame);
-  // Failing the job here would make SQS deliver the whole batch again: every receiver twice.
-  await forgetGone(outcome.gone).catch((error) => logger.error('forgetting gone connections failed', { error: error as Error }));
+  await forgetGoneAfterPosting(outcome.gone);
   return outcome.sent;
 }

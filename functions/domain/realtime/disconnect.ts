@@ -1,20 +1,16 @@
 import type { ConnectionRef } from '#shared/db/connection';
 import { closeConnection } from '#shared/gateway';
-import { dropConnection, userConnections } from './connections';
-import { announceDepartures, type Departure } from './presence';
+import { userConnections } from './connections';
+import { forgetConnections } from './presence';
 
 /**
  * Closes connections through the management API and forgets them at once, announcing the
  * departures; the `$disconnect` that follows finds nothing left to do.
  */
 export async function closeConnections(refs: readonly ConnectionRef[]): Promise<number> {
-  const drops = await Promise.all(
-    refs.map(async (ref) => {
-      await closeConnection(ref.connectionId);
-      return dropConnection(ref.connectionId);
-    }),
-  );
-  await announceDepartures(drops.filter((drop): drop is Departure => drop !== undefined));
+  const ids = refs.map((ref) => ref.connectionId);
+  await Promise.all(ids.map((id) => closeConnection(id)));
+  await forgetConnections(ids);
   return refs.length;
 }
 

@@ -27,19 +27,6 @@ async function postInOrder(refs: readonly ConnectionRef[], frames: readonly unkn
 }
 
 /**
- * Forgets connections found gone while presence frames went out. Their departures raise the
- * webhook events but no frames, so a room full of stale connections cannot recurse.
- */
-async function forgetGoneQuietly(connectionIds: readonly string[]): Promise<void> {
-  if (connectionIds.length === 0) return;
-  const drops = await Promise.all(connectionIds.map((id) => dropConnection(id, { onlyIfPastHandshake: true })));
-  await announceDepartures(
-    drops.filter((drop): drop is Departure => drop !== undefined),
-    { frames: false },
-  );
-}
-
-/**
  * Tells a room that a connection arrived: `subscription_count` always, `member_joined` and the new
  * `presence` list when it was the user's first connection. Rooms past
  * `REALTIME_PRESENCE_MAX_CONNECTIONS` skip the frames (every connect would otherwise cost a post
@@ -62,7 +49,7 @@ export async function announceArrival(
       }
       frames.push({ type: 'subscription_count', roomId, subscriptionCount });
       const others = refs.filter((ref) => ref.connectionId !== connection.connectionId);
-      work.push(postInOrder(others, frames).then(forgetGoneQuietly));
+      work.push(postInOrder(others, frames).then((gone) => forgetGone(gone, { frames: false })));
     }
     const at = new Date().toISOString();
     const events: RealtimeEvent[] = [];
@@ -83,19 +70,19 @@ export async function announceArrival(
  */
 export async function announceDepartures(departures: readonly Departure[], options: { frames?: boolean } = {}): Promise<void> {
   const sendFrames = options.frames ?? true;
-  const byRoom = new Map<string, Departure[]>();
+  const byRoom = new Map<string, { projectId: string; roomId: string; group: Departure[] }>();
   for (const departure of departures) {
     const { projectId, roomId } = departure.connection;
     if (!roomId) continue;
     const key = `${projectId}\n${roomId}`;
-    byRoom.set(key, [...(byRoom.get(key) ?? []), departure]);
+    const entry = byRoom.get(key) ?? { projectId, roomId, group: [] };
+    entry.group.push(departure);
+    byRoom.set(key, entry);
   }
   const work: Promise<unknown>[] = departures
     .filter((departure) => departure.change.offline)
     .map((departure) => notifyUserWatchers(departure.connection.projectId, departure.connection.userId, 'offline'));
-  for (const group of byRoom.values()) {
-    const { projectId, roomId } = (group[0] as Departure).connection;
-    if (!roomId) continue;
+  for (const { projectId, roomId, group } of byRoom.values()) {
     work.push(
       (async () => {
         const leavers = [...new Set(group.filter((d) => d.change.left).map((d) => d.connection.userId))];
@@ -113,7 +100,7 @@ export async function announceDepartures(departures: readonly Departure[], optio
             const frames: unknown[] = leavers.map((userId) => ({ type: 'member_left', roomId, userId, subscriptionCount }));
             if (leavers.length > 0) frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
             frames.push({ type: 'subscription_count', roomId, subscriptionCount });
-            await forgetGoneQuietly(await postInOrder(refs, frames));
+            await forgetGone(await postInOrder(refs, frames), { frames: false });
           }
         }
         const at = new Date().toISOString();
@@ -131,11 +118,25 @@ export async function announceDepartures(departures: readonly Departure[], optio
 }
 
 /**
- * Forgets connections API Gateway reported gone (410) and announces whatever that changed; a
- * connection still inside its handshake grace is kept (its 410 only meant "not open yet").
+ * Forgets connections and announces whatever that changed. `onlyIfPastHandshake` for 410s, where
+ * a connection still inside its handshake grace is kept (its 410 only meant "not open yet").
  */
-export async function forgetGone(connectionIds: readonly string[]): Promise<void> {
+export async function forgetConnections(
+  connectionIds: readonly string[],
+  options: { onlyIfPastHandshake?: boolean; frames?: boolean } = {},
+): Promise<void> {
   if (connectionIds.length === 0) return;
-  const drops = await Promise.all(connectionIds.map((id) => dropConnection(id, { onlyIfPastHandshake: true })));
-  await announceDepartures(drops.filter((drop): drop is Departure => drop !== undefined));
+  const drops = await Promise.all(connectionIds.map((id) => dropConnection(id, { onlyIfPastHandshake: options.onlyIfPastHandshake })));
+  await announceDepartures(
+    drops.filter((drop): drop is Departure => drop !== undefined),
+    { frames: options.frames },
+  );
 }
+
+/**
+ * Forgets connections API Gateway reported gone (410). Those found while presence frames went out
+ * are forgotten with `frames: false`: their departures raise the webhook events but no frames, so
+ * a room full of stale connections cannot recurse.
+ */
+export const forgetGone = (connectionIds: readonly string[], options: { frames?: boolean } = {}) =>
+  forgetConnections(connectionIds, { ...options, onlyIfPastHandshake: true });

@@ -23,17 +23,18 @@ export async function publishServerEvent(
   if (principal.kind === 'user') {
     await consumeRateLimit(projectId, 'events', [principal.userId], config.RATE_LIMIT_MESSAGES_PER_MINUTE);
   }
-  const sent: string[] = [];
-  const skipped: string[] = [];
+  const listed = [...new Set(input.roomIds)];
+  const sent = new Set<string>();
+  const skipped = new Set<string>();
   await Promise.all(
-    [...new Set(input.roomIds)].map(async (roomId) => {
+    listed.map(async (roomId) => {
       try {
         const access = await accessRoom(principal, roomId, { join: false });
         const mayPost = principal.kind === 'service' || access.membership || access.room.type === 'public' || isProjectAdmin(principal);
         if (!mayPost) throw new ForbiddenError('Not a member');
       } catch (error) {
         if (error instanceof HttpError && (error.statusCode === 403 || error.statusCode === 404)) {
-          skipped.push(roomId);
+          skipped.add(roomId);
           return;
         }
         throw error;
@@ -49,11 +50,11 @@ export async function publishServerEvent(
         cacheRoomEvent(projectId, roomId, frame),
         broadcastToRoom(projectId, roomId, frame, { excludeConnectionId: input.excludeSocketId }),
       ]);
-      sent.push(roomId);
+      sent.add(roomId);
     }),
   );
-  const listed = [...new Set(input.roomIds)];
-  return { sent: listed.filter((id) => sent.includes(id)), skipped: listed.filter((id) => skipped.includes(id)) };
+  // In the caller's order, whichever room finished first.
+  return { sent: listed.filter((id) => sent.has(id)), skipped: listed.filter((id) => skipped.has(id)) };
 }
 
 /** `POST /users/{userId}/events`: a `notification` on the user's channel and a `user.event` webhook event. */

@@ -4,7 +4,7 @@ import { config } from '#shared/config';
 import { getAll } from '#shared/db/batch';
 import { db, tableName } from '#shared/db/client';
 import { membershipItem, membershipKey } from '#shared/db/membership';
-import { roomKey } from '#shared/db/room';
+import { roomItem, roomKey } from '#shared/db/room';
 import { type WatchTargetType, watchersPk, watchItem } from '#shared/db/watchlist';
 import { sendToUserChannels } from './user-channel';
 
@@ -66,8 +66,10 @@ export interface MessageActivity {
 export async function notifyRoomWatchers(projectId: string, activity: MessageActivity): Promise<number> {
   let watchers = await watchersOf(projectId, 'room', activity.roomId);
   if (watchers.length === 0) return 0;
-  const { Item: room } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, activity.roomId) }));
-  if (!room) return 0;
+  // Read here, not through `accessRoom`: the rooms module imports the realtime modules that import this one.
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, activity.roomId) }));
+  if (!Item) return 0;
+  const room = roomItem.parse(Item);
   if (room.type !== 'public') {
     const members = await getAll(watchers.map((watcherId) => membershipKey(projectId, activity.roomId, watcherId)));
     const stillMembers = new Set(members.map((raw) => membershipItem.parse(raw).userId));

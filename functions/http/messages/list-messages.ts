@@ -1,9 +1,8 @@
 import { DEFAULT_PAGE_SIZE, listMessages, MAX_PAGE_SIZE } from '#domain/messages/history';
 import { httpHandler, ok } from '#shared/http';
 import * as z from '#shared/schema';
-import { queryInt, roomParams } from '../params';
+import { messageIdParam, queryInt, roomParams } from '../params';
 
-const messageIdParam = z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
 const query = z.object({
   before: z.optional(messageIdParam),
   after: z.optional(messageIdParam),

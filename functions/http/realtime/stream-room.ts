@@ -1,28 +1,26 @@
 import { readMessages } from '#domain/messages/history';
+import { ID_SLOTS_PER_MS } from '#domain/messages/message-ids';
 import { accessRoom } from '#domain/rooms/rooms';
 import { config } from '#shared/config';
 import type { Message } from '#shared/db/message';
 import { BadRequestError } from '#shared/errors';
 import { parsePart } from '#shared/http';
-import * as z from '#shared/schema';
 import { streamHandler } from '#shared/stream';
-import { roomParams } from '../params';
-
-const eventId = z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
+import { messageIdParam, roomParams } from '../params';
 
 /**
  * Ids are `createdAtMs × 1000 + slot`, and two writers can land a slightly older id after a newer
  * one. Every poll re-reads this much time behind the newest id sent and skips what it already
  * sent, so a late write is still delivered.
  */
-const LATE_WRITE_WINDOW_IDS = 5_000 * 1000;
+const LATE_WRITE_WINDOW_IDS = 5_000 * ID_SLOTS_PER_MS;
 const PAGE = 100;
 
 /** The resume point: the `Last-Event-ID` header (EventSource) or `?lastEventId=` (first connects, proxies that drop headers). */
 function parseLastEventId(header: string | undefined, query: string | undefined): number | undefined {
   const [value, field] = header !== undefined && header !== '' ? [header, 'header.last-event-id'] : [query, 'query.lastEventId'];
   if (value === undefined || value === '') return undefined;
-  const parsed = eventId.safeParse(value);
+  const parsed = messageIdParam.safeParse(value);
   if (!parsed.success)
     throw new BadRequestError(`Invalid request: ${field}: must be a message id`, [{ field, message: 'must be a message id' }]);
   return parsed.data;
