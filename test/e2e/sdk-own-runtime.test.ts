@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { type ChatError, type ConnectionState, createRoomClient, type Message, type RoomClient, type RoomClientOptions } from '../../sdk';
 import { clientOf, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
+import { recordingWebSocket } from '../support/ws';
 
 /** A runtime whose WebSocket defaults differ from the SDK's: no history unless asked, one public-room connection per user and minute. */
 let server: LocalProcess;
@@ -29,20 +30,6 @@ async function tokenFor(userId: string): Promise<string> {
   const issued = await request('/auth/token', { apiKey: server.apiKey, body: { userId } });
   expect(issued.status).toBe(201);
   return issued.body.token;
-}
-
-/** The `ws` class, recording each socket's URL and the frames it received. */
-function recordingWebSocket() {
-  const sockets: { url: URL; frames: Record<string, any>[] }[] = [];
-  class Recording extends WebSocket {
-    constructor(url: string) {
-      super(url);
-      const record = { url: new URL(url), frames: [] as Record<string, any>[] };
-      sockets.push(record);
-      this.on('message', (data) => record.frames.push(JSON.parse(String(data))));
-    }
-  }
-  return { WebSocket: Recording, sockets };
 }
 
 function watch(options: Omit<RoomClientOptions, 'baseUrl'>) {

@@ -10,6 +10,7 @@ import {
   type RoomEvent,
 } from '../../sdk';
 import { api, createTestProject, newGroupRoom, newUser, runtime, type TestProject, uniqueId } from '../support/api';
+import { recordingWebSocket } from '../support/ws';
 
 let project: TestProject;
 beforeAll(async () => {
@@ -76,20 +77,6 @@ async function ready(watched: Watched) {
 }
 
 const post = (roomId: string, token: string, content: string) => api<Message>(`/rooms/${roomId}/messages`, { token, body: { content } });
-
-/** The `ws` class, recording each socket's URL and the frames it received. */
-function recordingWebSocket() {
-  const sockets: { url: URL; frames: Record<string, any>[] }[] = [];
-  class Recording extends WebSocket {
-    constructor(url: string) {
-      super(url);
-      const record = { url: new URL(url), frames: [] as Record<string, any>[] };
-      sockets.push(record);
-      this.on('message', (data) => record.frames.push(JSON.parse(String(data))));
-    }
-  }
-  return { WebSocket: Recording, sockets };
-}
 
 describe('the room client over WebSocket', () => {
   it('connects over WebSocket and delivers a message posted over REST, once', async () => {

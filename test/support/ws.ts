@@ -184,3 +184,17 @@ export async function connectWelcomed(roomId: string, token: string, options: So
   await socket.next(isLastOpeningFrame(options));
   return socket;
 }
+
+/** The `ws` class for the SDK's `WebSocket` option, recording each socket's URL and the frames it received. */
+export function recordingWebSocket() {
+  const sockets: { url: URL; frames: Record<string, any>[] }[] = [];
+  class Recording extends WebSocket {
+    constructor(url: string) {
+      super(url);
+      const record = { url: new URL(url), frames: [] as Record<string, any>[] };
+      sockets.push(record);
+      this.on('message', (data) => record.frames.push(JSON.parse(String(data))));
+    }
+  }
+  return { WebSocket: Recording, sockets };
+}
