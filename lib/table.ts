@@ -7,6 +7,11 @@ export const tableSchema = {
   partitionKey: 'pk',
   sortKey: 'sk',
   timeToLiveAttribute: 'ttl',
+  /**
+   * The change stream carries each new item image to the stream consumers (`streamConsumers` in
+   * `lib/routes/`): domain events travel with the write that causes them (docs/data-model.md, "Events").
+   */
+  streamViewType: 'NEW_IMAGE',
   globalSecondaryIndexes: [
     /** Inverted lookups: a user's rooms, a project's public rooms. */
     { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
