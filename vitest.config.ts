@@ -14,7 +14,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           // Config is parsed at import; unit tests never reach these resources.
-          env: { TABLE_NAME: 'unit', EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/unit', AWS_REGION: 'us-east-1' },
+          env: { TABLE_NAME: 'unit', AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
         },
       },
       {

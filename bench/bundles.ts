@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { httpRoutes, queueConsumers, stateMachines, webSocketRoutes } from '../lib/routes';
+import { eventSubscribers, httpRoutes, queueConsumers, stateMachines, streamConsumers, webSocketRoutes } from '../lib/routes/index';
 import { median, round } from './stats';
 
 export interface BundleResult {
   readonly id: string;
-  readonly kind: 'http' | 'websocket' | 'queue' | 'task';
+  readonly kind: 'http' | 'websocket' | 'queue' | 'subscriber' | 'stream' | 'task';
   readonly route: string;
   readonly handler: string;
   /** Bytes of `index.mjs` (the source map beside it is not counted). */
@@ -61,7 +61,6 @@ export interface BundlesResult {
 /** The environment a function gets at minimum; config (`#shared/config`) is parsed at load and must accept it. */
 export const INIT_ENV = {
   TABLE_NAME: 'x',
-  EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/q',
   AWS_REGION: 'us-east-1',
 };
 
@@ -196,6 +195,13 @@ export async function measureBundles(options: {
     ...httpRoutes.map((r) => ({ id: r.id, kind: 'http' as const, route: `${r.method} ${r.path}`, handler: r.handler })),
     ...webSocketRoutes.map((r) => ({ id: r.id, kind: 'websocket' as const, route: r.routeKey, handler: r.handler })),
     ...queueConsumers.map((c) => ({ id: c.id, kind: 'queue' as const, route: `queue ${c.queue}`, handler: c.handler })),
+    ...eventSubscribers.map((s) => ({
+      id: s.id,
+      kind: 'subscriber' as const,
+      route: `events ${s.eventTypes === 'all' ? 'all' : s.eventTypes.join(', ')}`,
+      handler: s.handler,
+    })),
+    ...streamConsumers.map((c) => ({ id: c.id, kind: 'stream' as const, route: 'table stream', handler: c.handler })),
     ...stateMachines.flatMap((m) => m.tasks.map((t) => ({ id: t.id, kind: 'task' as const, route: `${m.id} task`, handler: t.handler }))),
   ];
   const functions: BundleResult[] = [];

@@ -1,9 +1,12 @@
 /**
- * SDK middleware that counts what the handlers send to DynamoDB and SQS. It is attached to the
- * very client instances the handlers use (`#shared/db/client` and `#shared/queue`, which the
- * gateway loads in this process), so every request of the message path passes through it.
+ * SDK middleware that counts what the handlers send to DynamoDB, SQS and SNS. It is attached to the
+ * very client instances the handlers use (`#shared/db/client`, `#shared/queue` and the event
+ * publisher's SNS client, which the gateway and the stream poller load in this process), so every
+ * request of the message path passes through it. SNS requests are counted with the SQS ones, as
+ * queue and topic requests, under the command name `SNS:<command>`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 
 export interface DynamoCall {
@@ -136,7 +139,7 @@ export class Recorder {
  * the call when it returns. Serialize step: keeps the marshalled input for the size fallback.
  */
 export function instrument(
-  clients: { dynamo: DynamoDBClient; sqs: SQSClient },
+  clients: { dynamo: DynamoDBClient; sqs: SQSClient; sns?: SNSClient },
   recorder: Recorder,
   options: { capacity: boolean } = { capacity: true },
 ): () => void {
@@ -188,7 +191,18 @@ export function instrument(
     },
     { step: 'initialize', priority: 'high', name: SQS_COUNTER },
   );
+  clients.sns?.middlewareStack.add(
+    (next, context) => async (args) => {
+      const started = performance.now();
+      const result = await next(args);
+      const entries = (args.input as { PublishBatchRequestEntries?: unknown[] }).PublishBatchRequestEntries?.length ?? 1;
+      recorder.sqs.push({ command: `SNS:${context.commandName ?? 'unknown'}`, entries, ms: performance.now() - started });
+      return result;
+    },
+    { step: 'initialize', priority: 'high', name: SQS_COUNTER },
+  );
   return () => {
+    clients.sns?.middlewareStack.remove(SQS_COUNTER);
     clients.dynamo.middlewareStack.remove(COUNTER);
     clients.dynamo.middlewareStack.remove(CAPTURE);
     clients.sqs.middlewareStack.remove(SQS_COUNTER);

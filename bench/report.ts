@@ -4,10 +4,12 @@
  */
 
 import type { BundlesResult } from './bundles';
+import { type EventLatencyResult, renderEventLatencySection } from './event-latency';
 import type { CostScenario, MessageCostResult } from './message-cost';
 import { type RealtimeBenchResult, renderRealtimeMarkdown } from './realtime';
 import type { StartRun } from './startup';
 import { sum } from './stats';
+import { renderSynthSection, type SynthResult } from './synth';
 import type { LoadResult, MessageProfile, ThroughputResult, ThroughputRow } from './throughput';
 
 import { renderWebhookSection, type WebhookBenchResult } from './webhooks';
@@ -19,6 +21,11 @@ export const GOALS = {
   bundleKiB: 500,
   initMs: 150,
   readyMs: 15_000,
+  /** SQS or SNS requests the sender's request makes for a message: none, events travel with the write. */
+  queueRequestsPerMessage: 0,
+  eventP99Ms: 1000,
+  resourcesPerStack: 400,
+  templateKiB: 800,
 } as const;
 
 export interface Goal {
@@ -62,6 +69,8 @@ export interface BenchResults {
   readonly throughput: ThroughputResult;
   readonly bundles: BundlesResult;
   readonly webhooks: WebhookBenchResult;
+  readonly events: EventLatencyResult;
+  readonly synth: SynthResult;
   readonly goals: readonly Goal[];
 }
 
@@ -81,6 +90,15 @@ export function evaluateGoals(results: Omit<BenchResults, 'goals'>): Goal[] {
       target: `≤ ${GOALS.requestsPerMessage} requests, ≤ ${GOALS.writeUnitsPerMessage} WU`,
       measured: `${fmtUnits(scenario.requests.median)} requests, ${fmtUnits(scenario.writeUnits.mean)} WU`,
       pass: messagePasses(scenario),
+    });
+  }
+  for (const scenario of results.messageCost.scenarios.filter((s) => s.steadyState && s.unit === 'message')) {
+    goals.push({
+      id: `queue.${scenario.id}`,
+      name: `Queue and topic requests on the sender's path: ${scenario.label}`,
+      target: String(GOALS.queueRequestsPerMessage),
+      measured: fmt(scenario.sqsRequests, 2),
+      pass: scenario.sqsRequests === GOALS.queueRequestsPerMessage,
     });
   }
   for (const row of results.throughput.rows) {
@@ -143,6 +161,27 @@ export function evaluateGoals(results: Omit<BenchResults, 'goals'>): Goal[] {
       target: `< ${GOALS.readyMs / 1000} s`,
       measured: run.wallMs === null ? `failed: ${run.error}` : `${fmt(run.wallMs / 1000, 2)} s`,
       pass: run.wallMs !== null && run.wallMs < GOALS.readyMs,
+    });
+  }
+  for (const [label, latency] of [
+    ['webhook receiver', results.events.toWebhookMs],
+    ["watcher's frame", results.events.toWatcherMs],
+  ] as const) {
+    goals.push({
+      id: `events.${label.startsWith('webhook') ? 'webhook' : 'watcher'}`,
+      name: `Event latency, write → ${label}, p99`,
+      target: `≤ ${GOALS.eventP99Ms / 1000} s`,
+      measured: `${fmt(latency.p99)} ms (p50 ${fmt(latency.p50)} ms)`,
+      pass: latency.p99 <= GOALS.eventP99Ms,
+    });
+  }
+  for (const app of results.synth.apps) {
+    goals.push({
+      id: `stacks.${app.id}`,
+      name: `Largest stack, ${app.label}`,
+      target: `≤ ${GOALS.resourcesPerStack} resources, ≤ ${GOALS.templateKiB} KB`,
+      measured: `${app.largest.resources} resources (${app.largest.stack}), largest template ${fmt(app.largestTemplateKiB)} KB`,
+      pass: app.largest.resources <= GOALS.resourcesPerStack && app.largestTemplateKiB <= GOALS.templateKiB,
     });
   }
   goals.push({
@@ -555,9 +594,11 @@ Measured ${date} on ${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.pla
 
 ## What this measures, and how to read it
 
-The service runs on AWS as API Gateway + one Lambda function per route + one DynamoDB table, and on one machine as the local runtime, which hosts the very same handler modules behind a real HTTP server with DynamoDB Local and an SQS stand-in. The benchmark uses the local runtime to answer the questions that carry over to AWS, and keeps every number relative to a baseline measured in the same run on the same machine:
+The service runs on AWS as API Gateway + one Lambda function per route + one DynamoDB table, and on one machine as the local runtime, which hosts the very same handler modules behind a real HTTP server with DynamoDB Local (and its stream), an SQS/SNS stand-in and the other stand-ins. The benchmark uses the local runtime to answer the questions that carry over to AWS, and keeps every number relative to a baseline measured in the same run on the same machine:
 
-- **Cost per message** is the figure that matters most on AWS, because DynamoDB bills and throttles per request and per capacity unit. It does not depend on the machine: SDK middleware on the handlers' own DynamoDB and SQS clients counts every request a message causes, and DynamoDB Local reports the capacity units each one consumed. Goal: a plain message (no receivers connected) costs at most ${GOALS.requestsPerMessage} DynamoDB requests and ${GOALS.writeUnitsPerMessage} write units; the variants (idempotency key, reply, mention, import) are held to the same bar.
+- **Cost per message** is the figure that matters most on AWS, because DynamoDB bills and throttles per request and per capacity unit. It does not depend on the machine: SDK middleware on the handlers' own DynamoDB, SQS and SNS clients counts every request a message causes, and DynamoDB Local reports the capacity units each one consumed. Goals: a plain message (no receivers connected) costs at most ${GOALS.requestsPerMessage} DynamoDB requests and ${GOALS.writeUnitsPerMessage} write units, and no queue or topic request while the sender waits (its events travel with the write); the variants (idempotency key, reply, mention, import) are held to the same bar.
+- **Event latency** is how long the rest of the system waits for a stored message: from the sender's answer to a webhook receiver and to a watcher's frame, through the table stream, the publisher and the subscriber queues. Goal: p99 ≤ ${GOALS.eventP99Ms / 1000} s.
+- **Stack size** keeps \`cdk deploy\` possible as the service grows: CloudFormation refuses a stack past 500 resources or 1 MB of template. Goal: every stack, root and area, at most ${GOALS.resourcesPerStack} resources and ${GOALS.templateKiB} KB, today and with 150 more routes.
 - **Throughput** on one laptop-sized box says little about AWS, where each request gets its own Lambda instance. What it does show is how much work the message path adds on top of the storage it writes to, so it is reported as a ratio: messages per second through HTTP, auth, validation, rate limit, persistence and event publishing, divided by raw PutItem calls per second against the same DynamoDB Local at the same concurrency. Goal: at least ${GOALS.throughputRatio} ×. Latency percentiles are from the same windows.
 - **Bundle size and module init** drive Lambda cold starts. Each function is bundled exactly as \`cdk deploy\` bundles it and imported in a fresh Node process. Goals: at most ${GOALS.bundleKiB} KB and ${GOALS.initMs} ms per function.
 - **Ready time** of the local runtime is the developer's wait after \`npm start\`. Goal: under ${GOALS.readyMs / 1000} s.
@@ -576,7 +617,9 @@ ${bundlesSection(results)}
 
 ${readySection(results)}
 
+${renderEventLatencySection(results.events)}
 ${renderWebhookSection(results.webhooks)}
+${renderSynthSection(results.synth)}
 ${results.realtime ? renderRealtimeMarkdown(results.realtime) : ''}
 ${missesSection(results)}
 

@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: the whole benchmark in one run, a few minutes at most.
  *
- *   1. message cost: DynamoDB requests / capacity units and SQS requests per message
+ *   1. message cost: DynamoDB requests / capacity units and SQS/SNS requests per message
  *   2. POST /messages throughput and latency at 1 and 16 senders beside raw PutItem, the senders
  *      in a load-generator child process (bench/load-generator.ts), the service in this one
  *   3. every function's bundle size and module init time
  *   4. local runtime ready time (in-process `startLocalRuntime`, and `npm start` as a child)
- *   5. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server and
+ *   5. domain events: write → webhook receiver and → watcher frame, and the event path's work
+ *   6. CDK synth: time, resources and template size per stack, today and with 150 more routes
+ *   7. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server and
  *      Soketi, and the AWS work per realtime frame (bench/realtime)
  *
  * Writes bench/results/latest.json and docs/performance.md (whole file, from bench/report.ts).
@@ -20,12 +22,14 @@ import { fileURLToPath } from 'node:url';
 import { startLocalRuntime } from '../lib/local/runtime';
 import { measureBundles } from './bundles';
 import { Api, BENCH_OPERATOR_KEY } from './client';
+import { type EventLatencyResult, measureEventLatency } from './event-latency';
 import { instrument, Recorder } from './instrument';
 import { measureMessageCost } from './message-cost';
 import { REALTIME_RUNTIME_ENV, runRealtimeBench } from './realtime';
 import { type BenchResults, evaluateGoals, renderMarkdown } from './report';
 import { measureStartup } from './startup';
 import { round } from './stats';
+import { measureSynth } from './synth';
 import { measureThroughput } from './throughput';
 import { runWebhookBench, type WebhookBenchResult } from './webhooks';
 
@@ -109,10 +113,11 @@ try {
   // imports handlers by file URL, which resolves to these very module instances.
   const { dynamo } = await import('#shared/db/client');
   const { sqs } = await import('#shared/queue');
+  const { sns } = await import('#domain/events/publisher');
   const { forgetProject } = await import('#shared/auth');
   const api = new Api(runtime.baseUrl);
   const recorder = new Recorder();
-  const detach = instrument({ dynamo, sqs }, recorder);
+  const detach = instrument({ dynamo, sqs, sns }, recorder);
 
   let messageCost: Awaited<ReturnType<typeof measureMessageCost>>;
   try {
@@ -154,12 +159,21 @@ try {
   } finally {
     detachWebhookCounters();
   }
+  const eventRecorder = new Recorder();
+  const detachEventCounters = instrument({ dynamo, sqs, sns }, eventRecorder);
+  let events: EventLatencyResult;
+  try {
+    events = await phase('Events', () => measureEventLatency({ runtime, api, recorder: eventRecorder, log }));
+  } finally {
+    detachEventCounters();
+  }
   // Last on this runtime: it starts every queue consumer and fills rooms with up to 1,000 sockets.
   const realtime = await phase('Realtime', () => runRealtimeBench({ runtime, log }));
   await runtime.stop();
 
   const bundles = await phase('Bundles', () => measureBundles({ repoRoot, initRuns: settings.initRuns, log }));
   const startup = await phase('npm start', () => measureStartup({ repoRoot, baseEnv: originalEnv, timeoutMs: 60_000 }));
+  const synth = await phase('CDK synth', () => measureSynth({ repoRoot, baseEnv: originalEnv, log }));
   for (const run of startup) log(`  ${run.label}: ${run.wallMs ?? run.error} ms`);
 
   results = {
@@ -174,6 +188,8 @@ try {
     throughput,
     bundles,
     webhooks,
+    events,
+    synth,
     realtime,
     goals: [],
   };

@@ -1,6 +1,6 @@
 /**
- * Webhook figures: deliveries per second from the events queue to a local receiver answering 204,
- * latency from enqueue to receipt, and the AWS work per delivery (SQS requests, Lambda
+ * Webhook figures: deliveries per second from the webhook subscriber's queue to a local receiver
+ * answering 204, latency from enqueue to receipt, and the AWS work per delivery (SQS requests, Lambda
  * invocations, DynamoDB requests and units, Step Functions state transitions) counted in the run.
  */
 import { randomUUID } from 'node:crypto';
@@ -72,7 +72,7 @@ export async function runWebhookBench(
         response.writeHead(500).end();
         return;
       }
-      const seq = (JSON.parse(body) as { payload: { seq: number } }).payload.seq;
+      const seq = (JSON.parse(body) as { payload: { messageId: number } }).payload.messageId;
       received.set(seq, performance.now());
       response.writeHead(204).end();
     });
@@ -92,7 +92,8 @@ export async function runWebhookBench(
       body: { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['message.created'] },
     });
     runtime.startConsumers();
-    const queueUrl = runtime.queueUrls.Events as string;
+    // The webhook subscriber's own queue, as the event topic fills it (figure "Domain events" covers the way there).
+    const queueUrl = runtime.queueUrls.WebhookDispatcher as string;
     const sentAt = new Map<number, number>();
     const enqueue = async (from: number, count: number) => {
       for (let start = from; start < from + count; start += BATCH) {
@@ -102,13 +103,21 @@ export async function runWebhookBench(
             id: randomUUID(),
             type: 'message.created',
             projectId: project.projectId,
-            payload: { seq },
+            payload: {
+              roomId: 'bench',
+              messageId: seq,
+              userId: 'bench',
+              content: 'webhook bench',
+              parent_id: null,
+              attachments: [],
+              createdAt: new Date().toISOString(),
+            },
             createdAt: new Date().toISOString(),
           };
           return { Id: String(index), MessageBody: JSON.stringify(event) };
         });
         const now = performance.now();
-        for (const entry of entries) sentAt.set(JSON.parse(entry.MessageBody).payload.seq, now);
+        for (const entry of entries) sentAt.set(JSON.parse(entry.MessageBody).payload.messageId, now);
         await producer.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
       }
     };
@@ -143,8 +152,8 @@ export async function runWebhookBench(
       before.queueConsumers.nonEmptyReceives +
       (after.queueConsumers.deleteRequests - before.queueConsumers.deleteRequests);
     const perDelivery = {
-      // The event's own SendMessageBatch is part of the message that caused it (figure 1); here:
-      // the receives that carried it and the deletes that acknowledged it.
+      // The receives that carried the event and the deletes that acknowledged it; the way to the
+      // queue (stream, publisher, topic) is in the domain events figure.
       sqsRequests: round(consumerSqs / EVENTS, 3),
       lambdaInvocations: round((after.queueConsumers.invocations - before.queueConsumers.invocations) / EVENTS, 3),
       dynamoRequests: round(calls.length / EVENTS, 2),
@@ -220,7 +229,7 @@ export function renderWebhookSection(result: WebhookBenchResult): string {
   const total = sum(Object.values(result.pricePerMillion));
   return `## Webhook delivery
 
-${result.events} \`message.created\` events are put on the events queue (batches of 10, as the message pipeline sends them) for one registration whose receiver, a local HTTP server, answers 204. The local queue consumer long-polls like Lambda's SQS event source and hands each batch to the events dispatcher; the first attempt is made right there. Latency is from the enqueue to the receiver's answer; AWS work is counted in the run (SQS requests and invocations by the local consumer, DynamoDB by SDK middleware on the handlers' client, state transitions by the local Step Functions interpreter).
+${result.events} \`message.created\` events are put on the webhook subscriber's queue (batches of 10, as the event topic delivers them) for one registration whose receiver, a local HTTP server, answers 204. The local queue consumer long-polls like Lambda's SQS event source and hands each batch to the webhook dispatcher; the first attempt is made right there. Latency is from the enqueue to the receiver's answer; AWS work is counted in the run (SQS requests and invocations by the local consumer, DynamoDB by SDK middleware on the handlers' client, state transitions by the local Step Functions interpreter).
 
 | Figure | Value |
 | --- | --- |

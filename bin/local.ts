@@ -31,7 +31,9 @@ const settingNames = [
 const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
 
 const started = Date.now();
-const runtime = await startLocalRuntime({ port, dataDir, env }).catch((error: Error) => {
+// Outage tests switch the event fan-out over HTTP; a normal start has no such door.
+const controls = process.env.CHAT_LOCAL_CONTROLS === 'true';
+const runtime = await startLocalRuntime({ port, dataDir, env, controls }).catch((error: Error) => {
   console.error(`Could not start: ${error.message}`);
   process.exit(1);
 });

@@ -19,15 +19,3 @@ export const tableSchema = {
 } as const;
 
 export type IndexName = (typeof tableSchema.globalSecondaryIndexes)[number]['indexName'];
-
-/**
- * Environment variables through which the stacks (and the local runtime) hand resource names to
- * handlers. One list, so a rename is a compile error on both sides.
- */
-export const resourceEnv = {
-  table: 'TABLE_NAME',
-  eventsQueue: 'EVENTS_QUEUE_URL',
-  realtimeQueue: 'REALTIME_QUEUE_URL',
-  connectionsEndpoint: 'CONNECTIONS_ENDPOINT',
-  webhookStateMachine: 'WEBHOOK_STATE_MACHINE_ARN',
-} as const;

@@ -6,19 +6,13 @@ const rateLimitKey = z.enum(['user', 'room', 'tenant', 'ip']);
 
 /**
  * Settings shared by every function, parsed once at module load so a bad value fails the cold start
- * with a message naming the variable, instead of failing requests later.
+ * with a message naming the variable, instead of failing requests later. Resources (table, queues,
+ * topics, state machines, secrets, provider URLs) are not settings: they arrive through the
+ * function's bindings (`functions/shared/bindings.ts`), and secrets' values are read at run time.
  */
 const configSchema = z.object({
-  /** Set on every function whose wiring-table entry touches the table. */
-  TABLE_NAME: z.optional(z.string().check(z.minLength(1))),
-  /** Set only on functions whose wiring-table entry has `events:send`. */
-  EVENTS_QUEUE_URL: z.optional(z.url()),
-  /** Set only on functions whose wiring-table entry has `realtime:send`. */
-  REALTIME_QUEUE_URL: z.optional(z.url()),
-  /** https callback URL of the WebSocket stage (AWS) or the local gateway base URL. */
-  CONNECTIONS_ENDPOINT: z.optional(z.url()),
-  /** Operator secret for `/platform/*`; those routes answer 404 while it is unset. */
-  CHAT_OPERATOR_KEY: z.optional(z.string().check(z.minLength(16))),
+  /** How long an instance keeps a secret's value (`functions/shared/secrets.ts`): a replaced secret takes effect within it. */
+  SECRETS_CACHE_TTL_MS: z._default(z.coerce.number().check(z.int(), z.nonnegative()), 300_000),
   RATE_LIMIT_MESSAGES_PER_MINUTE: positiveInt(120),
   /** Which keys the message rate limit counts by; each key has its own budget of the same size. */
   RATE_LIMIT_MESSAGE_KEYS: z.pipe(
@@ -38,30 +32,22 @@ const configSchema = z.object({
   /** How long a function instance trusts cached project keys, rooms, memberships and block lists. */
   CACHE_TTL_MS: z._default(z.coerce.number().check(z.int(), z.nonnegative()), 5000),
   MESSAGE_MAX_LENGTH: positiveInt(4000),
-  /** ARN of the webhook retry state machine; set on functions that start executions. */
-  WEBHOOK_STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))),
   WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
   /** Per-attempt timeout of a webhook POST. */
   WEBHOOK_TIMEOUT_MS: positiveInt(5000),
   /** Multiplies the retry schedule's waits (tests and local use shorten them; AWS keeps 1). */
   WEBHOOK_RETRY_TIME_SCALE: z._default(z.coerce.number().check(z.positive(), z.maximum(1)), 1),
   /**
-   * Allows webhook targets on private, loopback and link-local addresses and plain http to
-   * loopback. The local runtime turns it on; on AWS it stays off (SSRF guard).
+   * Allows every user-supplied URL (webhook targets today, web push endpoints and the like later)
+   * to reach private, loopback and link-local hosts, and webhooks plain http to loopback. The local
+   * runtime turns it on; on AWS it stays off (the SSRF guard of `functions/shared/outbound-guard.ts`).
+   * Provider base URLs are operator settings and never go through the guard.
    */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z._default(z.stringbool(), false),
-  /** 32 bytes as 64 hex or 43 base64 characters; when set, webhook secrets are stored AES-256-GCM encrypted. */
-  WEBHOOK_SECRET_ENCRYPTION_KEY: z.optional(
-    z
-      .string()
-      .check(
-        z.refine(
-          (value) =>
-            /^[0-9a-fA-F]{64}$/.test(value) || (/^[A-Za-z0-9+/_-]{43}=?$/.test(value) && Buffer.from(value, 'base64').length === 32),
-          'must be 32 bytes given as 64 hex characters or 43 base64 characters',
-        ),
-      ),
-  ),
+  /** Default timeout of an outbound call (`functions/shared/outbound.ts`): connecting and the whole answer. */
+  OUTBOUND_TIMEOUT_MS: positiveInt(10_000),
+  /** Default cap on an outbound answer's body; a bigger one is cut off and reported as an error. */
+  OUTBOUND_MAX_RESPONSE_BYTES: positiveInt(1_048_576),
   RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE: positiveInt(60),
   /** `client-*` frames per connection per second. */
   RATE_LIMIT_CLIENT_EVENTS_PER_SECOND: positiveInt(10),

@@ -1,15 +1,14 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { config } from '#shared/config';
+import { bound } from '#shared/bindings';
 
 let client: ApiGatewayManagementApiClient | undefined;
 
 /** Built on first use: most functions never talk to connections. */
 function managementClient(): ApiGatewayManagementApiClient {
-  if (!config.CONNECTIONS_ENDPOINT) throw new Error('CONNECTIONS_ENDPOINT is not set for this function');
   client ??= new ApiGatewayManagementApiClient({
-    endpoint: config.CONNECTIONS_ENDPOINT,
+    endpoint: bound('connections:manage'),
     maxAttempts: 2,
     // Fan-out posts many frames at once; the SDK's default of 50 sockets would queue them.
     requestHandler: {

@@ -11,9 +11,9 @@ import {
   requireRole,
   type UserPrincipal,
 } from '#shared/auth';
-import { config } from '#shared/config';
 import { BadRequestError, HttpError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
+import { enforceRouteGuards } from '#shared/route-guards';
 import type * as z from '#shared/schema';
 
 /** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
@@ -99,15 +99,32 @@ function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers']): Record<st
   return lower;
 }
 
-async function authenticate(route: HttpRoute, headers: Record<string, string | undefined>): Promise<Principal | undefined> {
+/** What a handler adds to `httpHandler` for its route's needs. */
+export interface HttpHandlerOptions {
+  /**
+   * Reads the operator key, for routes with `auth: 'operator'` (`operatorAuth` of
+   * `#shared/operator-auth`): given by those handlers only, so only their bundles carry the
+   * Secrets Manager client.
+   */
+  readonly operatorKey?: () => Promise<string | undefined>;
+}
+
+async function authenticate(
+  route: HttpRoute,
+  headers: Record<string, string | undefined>,
+  options: HttpHandlerOptions,
+): Promise<Principal | undefined> {
   switch (route.auth) {
     case 'none':
       return undefined;
     case 'operator': {
+      if (!options.operatorKey)
+        throw new Error(`Route ${route.id} has auth "operator": build it with operatorAuth (#shared/operator-auth)`);
+      const operatorKey = await options.operatorKey();
       // Without an operator key the platform routes do not exist, rather than being guessable.
-      if (!config.CHAT_OPERATOR_KEY) throw new NotFoundError('not_found', 'No such route');
+      if (!operatorKey) throw new NotFoundError('not_found', 'No such route');
       const given = headers['x-service-operator-key'];
-      if (!given || !constantTimeEqual(given, config.CHAT_OPERATOR_KEY)) {
+      if (!given || !constantTimeEqual(given, operatorKey)) {
         throw new UnauthorizedError('missing_credentials', 'A valid X-Service-Operator-Key header is required');
       }
       return undefined;
@@ -132,15 +149,22 @@ async function authenticate(route: HttpRoute, headers: Record<string, string | u
 }
 
 /**
- * Builds a route's Lambda handler: trace-id logging, error mapping, the auth its wiring-table entry
- * names, zod validation of body/query/path, then `run`. Handlers stay a schema and one domain call.
+ * Builds a route's Lambda handler: trace-id logging, error mapping, the auth, lowest role, feature
+ * flag and rate limit its wiring-table entry names, zod validation of body/query/path, then `run`.
+ * Handlers stay a schema and one domain call.
  */
 export function httpHandler<
   B extends z.ZodMiniType = z.ZodMiniUndefined,
   Q extends z.ZodMiniType = z.ZodMiniUndefined,
   P extends z.ZodMiniType = z.ZodMiniUndefined,
->(routeId: string, schemas: Schemas<B, Q, P>, run: (request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HttpResult>) {
+>(
+  routeId: string,
+  schemas: Schemas<B, Q, P>,
+  run: (request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HttpResult>,
+  options: HttpHandlerOptions = {},
+) {
   const route = httpRoute(routeId);
+  if (route.auth === 'operator' && !options.operatorKey) throw new Error(`Route ${route.id} needs operatorAuth (#shared/operator-auth)`);
 
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
     const headers = lowerCaseHeaders(event.headers);
@@ -148,14 +172,20 @@ export function httpHandler<
     logger.appendKeys({ traceId, route: route.id });
     const traceHeader = { 'x-trace-id': traceId };
     try {
-      const principal = await authenticate(route, headers);
+      const principal = await authenticate(route, headers, options);
       if (principal && route.minRole) requireRole(principal, route.minRole);
+      const sourceIp = event.requestContext?.http?.sourceIp ?? 'unknown';
+      await enforceRouteGuards(route, {
+        projectId: principal?.projectId,
+        userId: principal?.kind === 'user' ? principal.userId : undefined,
+        sourceIp,
+      });
       const request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>> = {
         params: parsePart(schemas.params, event.pathParameters ?? {}, 'path'),
         query: parsePart(schemas.query, event.queryStringParameters ?? {}, 'query'),
         body: parsePart(schemas.body, readJsonBody(event), 'body'),
         headers,
-        sourceIp: event.requestContext?.http?.sourceIp ?? 'unknown',
+        sourceIp,
         traceId,
         get caller(): Principal {
           if (!principal) throw new Error(`Route ${route.id} has no authenticated caller`);

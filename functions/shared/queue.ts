@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { config } from '#shared/config';
+import { bound } from '#shared/bindings';
+import { asciiJson } from '#shared/json';
 
 /**
  * The queues live in this function's region, so requests go to the endpoint the SDK resolves
@@ -8,46 +8,12 @@ import { config } from '#shared/config';
  */
 export const sqs = new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false });
 
-/** What consumers of the events queue receive; the webhook envelope is built from it. */
-export interface DomainEvent {
-  readonly type: string;
-  readonly projectId: string;
-  readonly payload: Record<string, unknown>;
-  readonly createdAt: string;
-}
-
 const SQS_BATCH_LIMIT = 10;
-
-/**
- * JSON with every non-ASCII character escaped. SQS rejects some code points (U+FFFE, U+FFFF) and
- * stand-ins reject more; escaped JSON parses back to the same event everywhere.
- */
-export const sqsSafeJson = (value: unknown) =>
-  JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-
-/**
- * Publishes events in as few requests as SQS allows (10 per batch). Entries SQS reports as failed
- * are retried once, then the call throws so the caller's error path (and logs) sees the loss.
- */
-export async function publishEvents(events: readonly DomainEvent[]): Promise<void> {
-  const queueUrl = config.EVENTS_QUEUE_URL;
-  if (!queueUrl) throw new Error('EVENTS_QUEUE_URL is not set: give this route `events:send` in lib/routes.ts');
-  await sendBatches(
-    queueUrl,
-    events.map((event) => ({
-      // The id lets consumers stay idempotent when SQS delivers a message twice.
-      body: { id: randomUUID(), ...event },
-      attributes: { eventType: { DataType: 'String', StringValue: event.type } },
-    })),
-  );
-}
 
 /** Sends realtime jobs (welcome frames, fan-out batches) to the realtime queue's workers. */
 export async function sendRealtimeJobs(jobs: readonly { readonly kind: string }[]): Promise<void> {
-  const queueUrl = config.REALTIME_QUEUE_URL;
-  if (!queueUrl) throw new Error('REALTIME_QUEUE_URL is not set: give this route `realtime:send` in lib/routes.ts');
   await sendBatches(
-    queueUrl,
+    bound('queue:Realtime'),
     jobs.map((job) => ({ body: job, attributes: { kind: { DataType: 'String', StringValue: job.kind } } })),
   );
 }
@@ -55,11 +21,15 @@ export async function sendRealtimeJobs(jobs: readonly { readonly kind: string }[
 /** SQS caps a batch at 10 entries and 256 KiB in total; a little headroom for attributes. */
 const SQS_BATCH_BYTES = 240 * 1024;
 
+/**
+ * Sends in as few requests as SQS allows. Entries SQS reports as failed are retried once, then
+ * the call throws so the caller's error path (and logs) sees the loss.
+ */
 async function sendBatches(
   queueUrl: string,
   messages: readonly { body: unknown; attributes: Record<string, { DataType: string; StringValue: string }> }[],
 ): Promise<void> {
-  const entries = messages.map((message) => ({ MessageBody: sqsSafeJson(message.body), MessageAttributes: message.attributes }));
+  const entries = messages.map((message) => ({ MessageBody: asciiJson(message.body), MessageAttributes: message.attributes }));
   let start = 0;
   while (start < entries.length) {
     let end = start;

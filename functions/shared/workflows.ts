@@ -1,5 +1,5 @@
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { config } from '#shared/config';
+import { bound } from '#shared/bindings';
 
 let client: SFNClient | undefined;
 
@@ -8,11 +8,10 @@ let client: SFNClient | undefined;
  * SDK's resolution (`AWS_ENDPOINT_URL_SFN` for the local interpreter).
  */
 export async function startWebhookRetry(input: Record<string, unknown>, name?: string): Promise<string> {
-  if (!config.WEBHOOK_STATE_MACHINE_ARN) throw new Error('WEBHOOK_STATE_MACHINE_ARN is not set for this function');
   client ??= new SFNClient({ maxAttempts: 3 });
   const { executionArn } = await client.send(
     new StartExecutionCommand({
-      stateMachineArn: config.WEBHOOK_STATE_MACHINE_ARN,
+      stateMachineArn: bound('stateMachine:WebhookRetry'),
       input: JSON.stringify(input),
       ...(name ? { name } : {}),
     }),

@@ -4,19 +4,21 @@ import {
   CorsHttpMethod,
   HttpApi,
   HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
   type HttpStage,
   LogGroupLogDestination,
   WebSocketApi,
+  WebSocketRoute,
   WebSocketStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { type FunctionUrl, FunctionUrlAuthType, InvokeMode, HttpMethod as UrlHttpMethod } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes.ts';
+import type { HttpRoute as HttpRouteEntry, WebSocketRoute as WebSocketRouteEntry } from '../routes/index.ts';
 import type { ChatConfig } from '../stacks/chat-config.ts';
-import { sharedEnvironment } from '../stacks/chat-config.ts';
-import { ChatFunction, type ChatResources } from './chat-function.ts';
+import type { ChatFunction } from './chat-function.ts';
 
 /** Request headers browsers may send cross-origin; the handlers read all of them. */
 export const corsAllowHeaders = ['Authorization', 'Content-Type', 'X-Service-Api-Key', 'X-Service-Operator-Key', 'X-Trace-Id'] as const;
@@ -36,25 +38,20 @@ export const streamCorsAllowHeaders = ['Authorization', 'Last-Event-ID', 'X-Trac
  */
 export const streamingRouteTimeout = Duration.minutes(15);
 
+/** The WebSocket API's one stage; part of the callback URL handlers post to. */
+export const webSocketStageName = 'prod';
+
 /** Properties of {@link ChatApis}. */
 export interface ChatApisProps {
-  /**
-   * What the routes' `access` lists refer to (table, events queue, webhook state machine, webhook
-   * secret encryption key); the WebSocket stage built here is added for `connections:manage`.
-   */
-  readonly resources: Omit<ChatResources, 'webSocketStage'>;
-  /** Shared settings: environment variables, CORS, throttling, log removal. */
+  /** Shared settings: CORS, throttling, log removal. */
   readonly config: ChatConfig;
 }
 
 /**
- * The HTTP API and the WebSocket API, with one {@link ChatFunction} per route of `lib/routes.ts`
- * and grants taken from each route's `access` list.
- *
- * An HTTP route is served where its `transport` says: on the HTTP API (the default), or, for
- * `functionUrl` routes (server-sent events, which HTTP APIs cannot stream), on a Lambda function
- * URL of its own in `RESPONSE_STREAM` mode, with a timeout of {@link streamingRouteTimeout}. A
- * `functionUrl` route is not added to the HTTP API.
+ * The HTTP API and the WebSocket API with their stages, in the root stack. Their routes live in the
+ * areas' nested stacks ({@link addHttpRoute}, {@link addWebSocketRoute}), next to the functions they
+ * invoke. The root makes each stage wait for the areas that add routes: API Gateway refuses to
+ * deploy a WebSocket API without a route, and a stage deployed after its routes starts complete.
  *
  * Authentication is done in the handlers (JWT with jose, project API keys, the operator key), as the
  * route table's `auth` says, so that the local runtime and AWS share it: no API Gateway authorizers.
@@ -66,10 +63,6 @@ export class ChatApis extends Construct {
   public readonly webSocketApi: WebSocketApi;
   /** The WebSocket stage `prod`; its callback URL is `CONNECTIONS_ENDPOINT`. */
   public readonly webSocketStage: WebSocketStage;
-  /** The function of every HTTP and WebSocket route, by route id. */
-  public readonly functions: ReadonlyMap<string, ChatFunction>;
-  /** The function URL of every `functionUrl` route, by route id. */
-  public readonly functionUrls: ReadonlyMap<string, FunctionUrl>;
 
   constructor(scope: Construct, id: string, props: ChatApisProps) {
     super(scope, id);
@@ -78,7 +71,7 @@ export class ChatApis extends Construct {
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
       apiName: `chat-${config.stage}-http`,
-      description: 'Chat service REST API (routes from lib/routes.ts)',
+      description: 'Chat service REST API (routes from lib/routes/)',
       // The default stage is added below, because only addStage() accepts access log settings.
       createDefaultStage: false,
       corsPreflight: {
@@ -126,11 +119,11 @@ export class ChatApis extends Construct {
 
     this.webSocketApi = new WebSocketApi(this, 'WebSocketApi', {
       apiName: `chat-${config.stage}-ws`,
-      description: 'Chat service realtime API (routes from lib/routes.ts)',
+      description: 'Chat service realtime API (routes from lib/routes/)',
     });
     this.webSocketStage = new WebSocketStage(this, 'WebSocketStage', {
       webSocketApi: this.webSocketApi,
-      stageName: 'prod',
+      stageName: webSocketStageName,
       autoDeploy: true,
       throttle,
       ...(config.webSocketAccessLogs
@@ -167,62 +160,44 @@ export class ChatApis extends Construct {
           'connection and route; set context webSocketAccessLogs=true where the account role exists.',
       });
     }
-
-    const resources: ChatResources = { ...props.resources, webSocketStage: this.webSocketStage };
-    const environment = sharedEnvironment(config);
-    const functions = new Map<string, ChatFunction>();
-    const createFunction = (routeId: string, handlerPath: string, description: string, timeout?: Duration): ChatFunction => {
-      const fn = new ChatFunction(this, routeId, {
-        handlerPath,
-        description,
-        timeout,
-        environment,
-        logRemovalPolicy: config.removalPolicy,
-      });
-      functions.set(routeId, fn);
-      return fn;
-    };
-
-    const functionUrls = new Map<string, FunctionUrl>();
-    for (const route of httpRoutes) {
-      const transport = route.transport ?? 'httpApi';
-      const description = `${route.method} ${route.path}: ${route.summary}`;
-      if (transport === 'functionUrl') {
-        const fn = createFunction(route.id, route.handler, description, streamingRouteTimeout);
-        fn.grantAccess(route.access, resources);
-        functionUrls.set(route.id, streamingUrl(route, fn, config));
-        continue;
-      }
-      const fn = createFunction(route.id, route.handler, description);
-      fn.grantAccess(route.access, resources);
-      const [apiRoute] = this.httpApi.addRoutes({
-        path: route.path,
-        methods: [HttpMethod[route.method]],
-        integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
-      });
-      if (apiRoute) {
-        Validations.of(apiRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: httpAuthReason(route) });
-      }
-    }
-
-    for (const route of webSocketRoutes) {
-      const fn = createFunction(route.id, route.handler, `WebSocket ${route.routeKey}: ${route.summary}`);
-      fn.grantAccess(route.access, resources);
-      const apiRoute = this.webSocketApi.addRoute(route.routeKey, {
-        integration: new WebSocketLambdaIntegration(`${route.id}Integration`, fn),
-      });
-      Validations.of(apiRoute).acknowledge({
-        id: 'AwsSolutions-APIG4',
-        reason:
-          route.routeKey === '$connect'
-            ? 'The $connect handler verifies the JWT from the query string (jose, algorithm allow-list, exp) and ' +
-              'room membership before storing the connection; it rejects the upgrade otherwise, the same code as locally.'
-            : `API Gateway does not accept authorizers on ${route.routeKey}: only connections authenticated by $connect exist.`,
-      });
-    }
-    this.functions = functions;
-    this.functionUrls = functionUrls;
   }
+}
+
+/**
+ * Serves an HTTP route on the shared HTTP API: the route and its Lambda integration are created in
+ * `scope` (the area's nested stack), next to the function.
+ */
+export function addHttpRoute(scope: Construct, httpApi: HttpApi, route: HttpRouteEntry, fn: ChatFunction): HttpRoute {
+  const apiRoute = new HttpRoute(scope, `${route.id}Route`, {
+    httpApi,
+    routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
+    integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
+  });
+  Validations.of(apiRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: httpAuthReason(route) });
+  return apiRoute;
+}
+
+/** Serves a WebSocket route on the shared WebSocket API, created in `scope` next to its function. */
+export function addWebSocketRoute(
+  scope: Construct,
+  webSocketApi: WebSocketApi,
+  route: WebSocketRouteEntry,
+  fn: ChatFunction,
+): WebSocketRoute {
+  const apiRoute = new WebSocketRoute(scope, `${route.id}Route`, {
+    webSocketApi,
+    routeKey: route.routeKey,
+    integration: new WebSocketLambdaIntegration(`${route.id}Integration`, fn),
+  });
+  Validations.of(apiRoute).acknowledge({
+    id: 'AwsSolutions-APIG4',
+    reason:
+      route.routeKey === '$connect'
+        ? 'The $connect handler verifies the JWT from the query string (jose, algorithm allow-list, exp) and ' +
+          'room membership before storing the connection; it rejects the upgrade otherwise, the same code as locally.'
+        : `API Gateway does not accept authorizers on ${route.routeKey}: only connections authenticated by $connect exist.`,
+  });
+  return apiRoute;
 }
 
 /**
@@ -238,7 +213,7 @@ export class ChatApis extends Construct {
  * CORS: `GET` from the configured origins (`corsAllowOrigins`, every origin by default), with the
  * {@link streamCorsAllowHeaders}; Lambda answers the preflight itself.
  */
-function streamingUrl(route: HttpRoute, fn: ChatFunction, config: ChatConfig): FunctionUrl {
+export function addStreamingUrl(route: HttpRouteEntry, fn: ChatFunction, config: ChatConfig): FunctionUrl {
   return fn.addFunctionUrl({
     authType: FunctionUrlAuthType.NONE,
     invokeMode: InvokeMode.RESPONSE_STREAM,
@@ -253,12 +228,12 @@ function streamingUrl(route: HttpRoute, fn: ChatFunction, config: ChatConfig): F
 }
 
 /** Why an HTTP route has no API Gateway authorizer, from its `auth` kind in the wiring table. */
-function httpAuthReason(route: HttpRoute): string {
+function httpAuthReason(route: HttpRouteEntry): string {
   switch (route.auth) {
     case 'none':
       return `${route.method} ${route.path} is public by design (${route.summary}).`;
     case 'operator':
-      return `${route.method} ${route.path} requires X-Service-Operator-Key, compared in the handler with CHAT_OPERATOR_KEY; it answers 404 while that is unset.`;
+      return `${route.method} ${route.path} requires X-Service-Operator-Key, compared in the handler with the operator-key secret read from Secrets Manager.`;
     default:
       return (
         `${route.method} ${route.path} is authenticated in the handler (auth "${route.auth}": project API key and/or ` +

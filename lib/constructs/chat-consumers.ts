@@ -1,88 +1,80 @@
 import { Duration } from 'aws-cdk-lib';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { Construct } from 'constructs';
-import { type QueueConsumer, queueConsumers } from '../routes.ts';
-import { type ChatConfig, sharedEnvironment } from '../stacks/chat-config.ts';
-import { ChatFunction, type ChatResources } from './chat-function.ts';
-import type { ChatQueues } from './chat-queues.ts';
-
-/** Properties of {@link ChatConsumers}. */
-export interface ChatConsumersProps {
-  /** The queues of the wiring table; each consumer names one by id. */
-  readonly queues: ChatQueues;
-  /** What the consumers' `access` lists may refer to. */
-  readonly resources: ChatResources;
-  /** Shared settings: environment variables, log removal. */
-  readonly config: ChatConfig;
-}
-
-/**
- * The queue consumers of `lib/routes.ts` (`queueConsumers`): one {@link ChatFunction} each, fed by
- * an SQS event source with partial batch responses (`ReportBatchItemFailures`), so only the
- * records a handler reports as failed come back, and after `maxReceiveCount` receives go to the
- * queue's dead-letter queue. No batching window: a batch is handed over as soon as messages arrive.
- * The event source's maximum concurrency is the consumer's `maxConcurrency`: it bounds how many
- * batches run at once (and so the load a consumer puts on the table and on API Gateway's
- * `@connections`) without reserving concurrency for the function.
- *
- * The synth fails unless the queue's visibility timeout exceeds the consumer's timeout; otherwise
- * a message could become visible again, and be processed twice, while its first batch still runs.
- * It also fails for a `maxConcurrency` SQS event sources do not accept (2 to 1,000).
- */
-export class ChatConsumers extends Construct {
-  /** Every consumer function, by consumer id. */
-  public readonly functions: ReadonlyMap<string, ChatFunction>;
-
-  constructor(scope: Construct, id: string, props: ChatConsumersProps) {
-    super(scope, id);
-    const { config } = props;
-
-    const functions = new Map<string, ChatFunction>();
-    for (const consumer of queueConsumers) {
-      const { definition, queue } = props.queues.get(consumer.queue);
-      assertVisibilityExceedsTimeout(consumer, definition.visibilityTimeoutSeconds);
-      assertMaxConcurrencyInRange(consumer);
-      const fn = new ChatFunction(this, consumer.id, {
-        handlerPath: consumer.handler,
-        description: `Consumer of the ${consumer.queue} queue: ${consumer.summary}`,
-        timeout: Duration.seconds(consumer.timeoutSeconds),
-        environment: sharedEnvironment(config),
-        logRemovalPolicy: config.removalPolicy,
-      });
-      fn.grantAccess(consumer.access, props.resources);
-      fn.addEventSource(
-        new SqsEventSource(queue, {
-          batchSize: consumer.batchSize,
-          maxConcurrency: consumer.maxConcurrency,
-          reportBatchItemFailures: true,
-        }),
-      );
-      functions.set(consumer.id, fn);
-    }
-    this.functions = functions;
-  }
-}
-
-/** Throws unless the queue's visibility timeout is longer than the consumer function may run. */
-export function assertVisibilityExceedsTimeout(consumer: QueueConsumer, visibilityTimeoutSeconds: number): void {
-  if (visibilityTimeoutSeconds <= consumer.timeoutSeconds) {
-    throw new Error(
-      `Queue ${consumer.queue} has a visibility timeout of ${visibilityTimeoutSeconds} s, which must exceed the ` +
-        `${consumer.timeoutSeconds} s timeout of its consumer ${consumer.id} (lib/routes.ts)`,
-    );
-  }
-}
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { StreamConsumer } from '../routes/index.ts';
+import type { ChatFunction } from './chat-function.ts';
 
 /** What an SQS event source accepts as maximum concurrency (the Lambda `ScalingConfig` limits). */
 export const sqsMaxConcurrencyRange = { min: 2, max: 1000 } as const;
 
+/** The parts of a queue consumer or event subscriber the event source is built from. */
+export interface SqsConsumerSettings {
+  readonly id: string;
+  readonly batchSize: number;
+  readonly maxConcurrency: number;
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * Feeds `fn` from `queue` with partial batch responses (`ReportBatchItemFailures`), so only the
+ * records the handler reports as failed come back, and after `maxReceiveCount` receives go to the
+ * queue's dead-letter queue. No batching window: a batch is handed over as soon as messages arrive.
+ * The event source's maximum concurrency bounds how many batches run at once (and so the load a
+ * consumer puts on the table and on `@connections`) without reserving concurrency for the function.
+ *
+ * Fails the synth unless the queue's visibility timeout exceeds the consumer's timeout (otherwise a
+ * message could become visible again, and be processed twice, while its first batch still runs),
+ * and for a `maxConcurrency` SQS event sources do not accept.
+ */
+export function addSqsConsumer(fn: ChatFunction, queue: IQueue, consumer: SqsConsumerSettings, visibilityTimeoutSeconds: number): void {
+  assertVisibilityExceedsTimeout(consumer, visibilityTimeoutSeconds);
+  assertMaxConcurrencyInRange(consumer);
+  fn.addEventSource(
+    new SqsEventSource(queue, { batchSize: consumer.batchSize, maxConcurrency: consumer.maxConcurrency, reportBatchItemFailures: true }),
+  );
+}
+
+/**
+ * Feeds `fn` from the table's change stream, only the records its filter patterns match (Lambda
+ * filters before invoking, so other writes cost no invocation). Partial batch responses retry from
+ * the first failed record; retries continue until the record leaves the stream (24 hours), so an
+ * outage downstream delays events and loses none; a batch that still fails then leaves a note in
+ * `failures` (the record's coordinates, for a replay from the table).
+ */
+export function addStreamConsumer(fn: ChatFunction, table: ITableV2, consumer: StreamConsumer, failures: IQueue): void {
+  fn.addEventSource(
+    new DynamoEventSource(table, {
+      // From the oldest record still in the stream: a first deploy misses nothing written meanwhile.
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: consumer.batchSize,
+      reportBatchItemFailures: true,
+      retryAttempts: -1,
+      maxRecordAge: Duration.days(1),
+      onFailure: new SqsDlq(failures),
+      filters: consumer.filters.map((pattern) => FilterCriteria.filter(pattern as Record<string, unknown>)),
+    }),
+  );
+}
+
+/** Throws unless the queue's visibility timeout is longer than the consumer function may run. */
+export function assertVisibilityExceedsTimeout(consumer: SqsConsumerSettings, visibilityTimeoutSeconds: number): void {
+  if (visibilityTimeoutSeconds <= consumer.timeoutSeconds) {
+    throw new Error(
+      `The queue of ${consumer.id} has a visibility timeout of ${visibilityTimeoutSeconds} s, which must exceed the ` +
+        `${consumer.timeoutSeconds} s timeout of its consumer (lib/routes/)`,
+    );
+  }
+}
+
 /** Throws unless the consumer's `maxConcurrency` is an integer an SQS event source accepts. */
-export function assertMaxConcurrencyInRange(consumer: QueueConsumer): void {
+export function assertMaxConcurrencyInRange(consumer: SqsConsumerSettings): void {
   const { min, max } = sqsMaxConcurrencyRange;
   if (!Number.isInteger(consumer.maxConcurrency) || consumer.maxConcurrency < min || consumer.maxConcurrency > max) {
     throw new Error(
       `Consumer ${consumer.id} has maxConcurrency ${consumer.maxConcurrency}, but an SQS event source accepts an integer ` +
-        `from ${min} to ${max} (lib/routes.ts)`,
+        `from ${min} to ${max} (lib/routes/)`,
     );
   }
 }

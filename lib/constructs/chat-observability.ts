@@ -2,11 +2,14 @@ import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { HttpStage, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
+  AlarmRule,
   AlarmStatusWidget,
   ComparisonOperator,
+  CompositeAlarm,
   Dashboard,
   GraphWidget,
   type IAlarm,
+  type IAlarmAction,
   type IMetric,
   MathExpression,
   Metric,
@@ -17,13 +20,13 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE } from '../../functions/shared/metrics.ts';
 import { type ChatFunction, defaultServiceName } from './chat-function.ts';
-import type { ChatQueue } from './chat-queues.ts';
+import type { ChatQueue, StreamFailureQueue } from './chat-queues.ts';
 
 const fiveMinutes = Duration.minutes(5);
 
@@ -33,59 +36,27 @@ const fiveMinutes = Duration.minutes(5);
  */
 export const webhookDeliveryFailedMetricName = 'webhook_delivery_failed';
 
-/** Properties of {@link ChatObservability}. */
-export interface ChatObservabilityProps {
-  /** Used in the dashboard name: `chat-<stage>`. */
+/** Properties of {@link ChatAlarmTopic}. */
+export interface ChatAlarmTopicProps {
   readonly stage: string;
-  readonly httpStage: HttpStage;
-  readonly webSocketStage: WebSocketStage;
-  /** Every function (routes, queue consumers, state machine tasks), by its wiring-table id; each gets an error alarm. */
-  readonly functions: ReadonlyMap<string, ChatFunction>;
-  /** Every state machine, by its wiring-table id; each gets an alarm on failed executions. */
-  readonly stateMachines: ReadonlyMap<string, IStateMachine>;
-  /**
-   * `POWERTOOLS_SERVICE_NAME` of the functions: the `service` dimension of the metrics they emit.
-   * @default defaultServiceName ('chat')
-   */
-  readonly serviceName?: string;
-  readonly table: ITableV2;
-  /** Every queue with its dead-letter queue; each dead-letter queue gets an alarm. */
-  readonly queues: readonly ChatQueue[];
-  /**
-   * HTTP API 5xx responses, in percent of requests, above which the 5xx alarm fires.
-   * @default 5
-   */
-  readonly http5xxAlarmPercent?: number;
   /**
    * E-mail address subscribed to the alarm topic.
    * @default - no subscription
    */
   readonly alarmEmail?: string;
-  /** What happens to the alarm topic's KMS key when it is removed from the stack. */
+  /** What happens to the topic's KMS key when it is removed from the stack. */
   readonly keyRemovalPolicy: RemovalPolicy;
 }
 
 /**
- * The CloudWatch dashboard and alarms of the service. Alarms notify an SNS topic encrypted with a
+ * The SNS topic every alarm of the service notifies, in the root stack. Encrypted with a
  * customer-managed KMS key (CloudWatch may not use the AWS-managed SNS key) that refuses non-TLS publishers.
  */
-export class ChatObservability extends Construct {
-  public readonly dashboard: Dashboard;
-  public readonly alarmTopic: Topic;
-  /** Fires when a dead-letter queue holds any message, by queue id. */
-  public readonly deadLetterAlarms: ReadonlyMap<string, Alarm>;
-  /** Fires when the HTTP API's 5xx share of requests is above the threshold. */
-  public readonly http5xxAlarm: Alarm;
-  /** Fires on unhandled errors or timeouts of a function, by its wiring-table id. */
-  public readonly functionErrorAlarms: ReadonlyMap<string, Alarm>;
-  /** Fires when a webhook delivery used up its attempts (`webhook_delivery_failed`). */
-  public readonly webhookDeliveryFailedAlarm: Alarm;
-  /** Fires when an execution of a state machine fails, by state machine id. */
-  public readonly stateMachineFailedAlarms: ReadonlyMap<string, Alarm>;
+export class ChatAlarmTopic extends Construct {
+  public readonly topic: Topic;
 
-  constructor(scope: Construct, id: string, props: ChatObservabilityProps) {
+  constructor(scope: Construct, id: string, props: ChatAlarmTopicProps) {
     super(scope, id);
-
     const topicKey = new Key(this, 'AlarmTopicKey', {
       description: `Encrypts the chat-${props.stage} alarm topic`,
       enableKeyRotation: true,
@@ -93,41 +64,191 @@ export class ChatObservability extends Construct {
     });
     // CloudWatch alarms publish to an encrypted topic only if they may use its key.
     topicKey.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
-    this.alarmTopic = new Topic(this, 'AlarmTopic', {
+    this.topic = new Topic(this, 'AlarmTopic', {
       displayName: `chat-${props.stage} alarms`,
       masterKey: topicKey,
       enforceSSL: true,
     });
-    if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
-    const notify = new SnsAction(this.alarmTopic);
-    const alarms: IAlarm[] = [];
-    const track = (alarm: Alarm): Alarm => {
-      alarm.addAlarmAction(notify);
-      alarm.addOkAction(notify);
-      alarms.push(alarm);
-      return alarm;
-    };
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+  }
+}
 
-    const deadLetterAlarms = new Map<string, Alarm>();
-    for (const { definition, deadLetterQueue } of props.queues) {
-      deadLetterAlarms.set(
-        definition.id,
-        track(
-          new Alarm(this, `${definition.id}DeadLetterAlarm`, {
-            alarmDescription: `Messages of the ${definition.id} queue failed ${definition.maxReceiveCount} times and wait in its dead-letter queue.`,
-            metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-              period: Duration.minutes(1),
-              statistic: 'Maximum',
-            }),
+/** Alarms that notify the alarm topic when they fire and when they recover. */
+class Notifier {
+  public readonly alarms: Alarm[] = [];
+  private readonly action: IAlarmAction;
+
+  constructor(topic: ITopic) {
+    this.action = new SnsAction(topic);
+  }
+
+  track(alarm: Alarm): Alarm {
+    alarm.addAlarmAction(this.action);
+    alarm.addOkAction(this.action);
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}
+
+/** Fires when a dead-letter queue holds any message. */
+function deadLetterAlarm(scope: Construct, queue: ChatQueue): Alarm {
+  return new Alarm(scope, `${queue.id}DeadLetterAlarm`, {
+    alarmDescription: `Messages of the ${queue.id} queue failed ${queue.maxReceiveCount} times and wait in its dead-letter queue.`,
+    metric: queue.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+    threshold: 0,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    evaluationPeriods: 1,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+}
+
+/** Properties of {@link AreaAlarms}. */
+export interface AreaAlarmsProps {
+  readonly areaId: string;
+  readonly alarmTopic: ITopic;
+  /** The area's functions, by wiring-table id; each gets an error alarm. */
+  readonly functions: ReadonlyMap<string, ChatFunction>;
+  /** The area's state machines, by id; each gets an alarm on failed executions. */
+  readonly stateMachines: ReadonlyMap<string, IStateMachine>;
+  /** The area's own queues (event subscribers); each dead-letter queue gets an alarm. */
+  readonly queues: readonly ChatQueue[];
+  /** The on-failure queues of the area's stream consumers; each gets an alarm on its first message. */
+  readonly failureQueues: readonly StreamFailureQueue[];
+}
+
+/**
+ * The alarms of one area, in the area's nested stack so that they grow with it: function errors,
+ * failed state machine executions, messages in the area's dead-letter queues. Each notifies the
+ * root's alarm topic; one composite alarm (`<Area> area`, no actions of its own) is in alarm while
+ * any of them is, for the dashboard.
+ */
+export class AreaAlarms extends Construct {
+  /** Fires on unhandled errors or timeouts of a function, by its wiring-table id. */
+  public readonly functionErrorAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when an execution of a state machine fails, by state machine id. */
+  public readonly stateMachineFailedAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when a dead-letter queue of the area holds any message, by queue id. */
+  public readonly deadLetterAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when a stream consumer gave up on a batch (its failure queue holds a message), by queue id. */
+  public readonly streamFailureAlarms: ReadonlyMap<string, Alarm>;
+  /** In alarm while any alarm of the area is; `undefined` for an area without alarms. */
+  public readonly areaAlarm?: CompositeAlarm;
+
+  constructor(scope: Construct, id: string, props: AreaAlarmsProps) {
+    super(scope, id);
+    const notifier = new Notifier(props.alarmTopic);
+
+    this.functionErrorAlarms = new Map(
+      [...props.functions].map(([functionId, fn]) => [
+        functionId,
+        notifier.track(
+          new Alarm(this, `${functionId}ErrorsAlarm`, {
+            alarmDescription: `${functionId} threw or timed out (errors a handler answers itself, as 4xx/5xx responses or partial batch failures, are not Lambda errors).`,
+            metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+            threshold: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 3,
+            datapointsToAlarm: 2,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+          }),
+        ),
+      ]),
+    );
+    this.stateMachineFailedAlarms = new Map(
+      [...props.stateMachines].map(([machineId, machine]) => [
+        machineId,
+        notifier.track(
+          new Alarm(this, `${machineId}ExecutionsFailedAlarm`, {
+            alarmDescription: `An execution of the ${machineId} state machine failed (a task error the ASL does not retry or catch).`,
+            metric: machine.metricFailed({ period: fiveMinutes, statistic: 'Sum' }),
+            threshold: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+          }),
+        ),
+      ]),
+    );
+    this.deadLetterAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(deadLetterAlarm(this, queue))]));
+    this.streamFailureAlarms = new Map(
+      props.failureQueues.map(({ id: queueId, queue }) => [
+        queueId,
+        notifier.track(
+          new Alarm(this, `${queueId}Alarm`, {
+            alarmDescription: `A batch of the table stream still failed when its records left the stream (24 h): ${queueId} holds its coordinates; republish those records' events from the table.`,
+            metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
             threshold: 0,
             comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluationPeriods: 1,
             treatMissingData: TreatMissingData.NOT_BREACHING,
           }),
         ),
-      );
+      ]),
+    );
+    if (notifier.alarms.length > 0) {
+      this.areaAlarm = new CompositeAlarm(this, 'AreaAlarm', {
+        alarmDescription: `Any alarm of the ${props.areaId} area (functions, state machines, dead-letter queues); each notifies on its own.`,
+        alarmRule: AlarmRule.anyOf(...notifier.alarms),
+        actionsEnabled: false,
+      });
     }
-    this.deadLetterAlarms = deadLetterAlarms;
+  }
+}
+
+/** One area as the dashboard shows it. */
+export interface DashboardArea {
+  readonly id: string;
+  readonly functions: ReadonlyMap<string, ChatFunction>;
+  readonly stateMachines: ReadonlyMap<string, IStateMachine>;
+  readonly queues: readonly ChatQueue[];
+  readonly failureQueues: readonly StreamFailureQueue[];
+  readonly areaAlarm?: IAlarm;
+}
+
+/** Properties of {@link ChatObservability}. */
+export interface ChatObservabilityProps {
+  /** Used in the dashboard name: `chat-<stage>`. */
+  readonly stage: string;
+  readonly alarmTopic: ITopic;
+  readonly httpStage: HttpStage;
+  readonly webSocketStage: WebSocketStage;
+  readonly table: ITableV2;
+  /** The shared queues (root); each dead-letter queue gets an alarm. */
+  readonly queues: readonly ChatQueue[];
+  /** The areas, whose functions, state machines, queues and area alarm the dashboard shows. */
+  readonly areas: readonly DashboardArea[];
+  /**
+   * `POWERTOOLS_SERVICE_NAME` of the functions: the `service` dimension of the metrics they emit.
+   * @default defaultServiceName ('chat')
+   */
+  readonly serviceName?: string;
+  /**
+   * HTTP API 5xx responses, in percent of requests, above which the 5xx alarm fires.
+   * @default 5
+   */
+  readonly http5xxAlarmPercent?: number;
+}
+
+/**
+ * The root's alarms (HTTP 5xx rate, webhook deliveries given up, the shared queues' dead letters)
+ * and the CloudWatch dashboard of the whole service: APIs, the table, every queue, and per area its
+ * functions' errors, durations and throttles and its state machines. The alarm widget shows the
+ * root's alarms and one composite per area.
+ */
+export class ChatObservability extends Construct {
+  public readonly dashboard: Dashboard;
+  /** Fires when a shared dead-letter queue holds any message, by queue id. */
+  public readonly deadLetterAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when the HTTP API's 5xx share of requests is above the threshold. */
+  public readonly http5xxAlarm: Alarm;
+  /** Fires when a webhook delivery used up its attempts (`webhook_delivery_failed`). */
+  public readonly webhookDeliveryFailedAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: ChatObservabilityProps) {
+    super(scope, id);
+    const notifier = new Notifier(props.alarmTopic);
+
+    this.deadLetterAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(deadLetterAlarm(this, queue))]));
 
     const http5xxRate = new MathExpression({
       label: 'HTTP 5xx %',
@@ -138,7 +259,7 @@ export class ChatObservability extends Construct {
       },
       period: fiveMinutes,
     });
-    this.http5xxAlarm = track(
+    this.http5xxAlarm = notifier.track(
       new Alarm(this, 'Http5xxAlarm', {
         alarmDescription: 'The HTTP API answers 5xx to too many requests.',
         metric: http5xxRate,
@@ -150,25 +271,6 @@ export class ChatObservability extends Construct {
       }),
     );
 
-    const functionErrorAlarms = new Map<string, Alarm>();
-    for (const [functionId, fn] of props.functions) {
-      functionErrorAlarms.set(
-        functionId,
-        track(
-          new Alarm(this, `${functionId}ErrorsAlarm`, {
-            alarmDescription: `${functionId} threw or timed out (errors a handler answers itself, as 4xx/5xx responses or partial batch failures, are not Lambda errors).`,
-            metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
-            threshold: 1,
-            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluationPeriods: 3,
-            datapointsToAlarm: 2,
-            treatMissingData: TreatMissingData.NOT_BREACHING,
-          }),
-        ),
-      );
-    }
-    this.functionErrorAlarms = functionErrorAlarms;
-
     const webhookDeliveryFailed = new Metric({
       namespace: METRICS_NAMESPACE,
       metricName: webhookDeliveryFailedMetricName,
@@ -176,7 +278,7 @@ export class ChatObservability extends Construct {
       statistic: 'Sum',
       period: fiveMinutes,
     });
-    this.webhookDeliveryFailedAlarm = track(
+    this.webhookDeliveryFailedAlarm = notifier.track(
       new Alarm(this, 'WebhookDeliveryFailedAlarm', {
         alarmDescription:
           'A webhook delivery used up its attempts (WEBHOOK_MAX_ATTEMPTS) and is marked failed; it can be replayed ' +
@@ -189,34 +291,19 @@ export class ChatObservability extends Construct {
       }),
     );
 
-    const stateMachineFailedAlarms = new Map<string, Alarm>();
-    for (const [machineId, stateMachine] of props.stateMachines) {
-      stateMachineFailedAlarms.set(
-        machineId,
-        track(
-          new Alarm(this, `${machineId}ExecutionsFailedAlarm`, {
-            alarmDescription: `An execution of the ${machineId} state machine failed (a task error the ASL does not retry or catch).`,
-            metric: stateMachine.metricFailed({ period: fiveMinutes, statistic: 'Sum' }),
-            threshold: 1,
-            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluationPeriods: 1,
-            treatMissingData: TreatMissingData.NOT_BREACHING,
-          }),
-        ),
-      );
-    }
-    this.stateMachineFailedAlarms = stateMachineFailedAlarms;
-
-    this.dashboard = this.buildDashboard(props, http5xxRate, webhookDeliveryFailed, alarms);
+    const statusAlarms: IAlarm[] = [...notifier.alarms, ...props.areas.flatMap((area) => (area.areaAlarm ? [area.areaAlarm] : []))];
+    this.dashboard = this.buildDashboard(props, http5xxRate, webhookDeliveryFailed, statusAlarms);
   }
 
   private buildDashboard(props: ChatObservabilityProps, http5xxRate: IMetric, webhookDeliveryFailed: Metric, alarms: IAlarm[]): Dashboard {
     const { httpStage, webSocketStage, table } = props;
-    const functions = [...props.functions.entries()];
     const wsMetric = (metricName: string, label: string) =>
       webSocketStage.metric(metricName, { period: fiveMinutes, statistic: 'Sum', label });
     const tableSum = (metricName: string, label: string) => table.metric(metricName, { period: fiveMinutes, statistic: 'Sum', label });
     const wide = { width: 12, height: 6 } as const;
+    const third = { width: 8, height: 6 } as const;
+    const queues = [...props.queues, ...props.areas.flatMap((area) => area.queues)];
+    const failureQueues = props.areas.flatMap((area) => area.failureQueues);
 
     const dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `chat-${props.stage}`,
@@ -224,7 +311,7 @@ export class ChatObservability extends Construct {
     });
     dashboard.addWidgets(
       new TextWidget({
-        markdown: `# chat-${props.stage}\nHTTP and WebSocket APIs, functions, the table, the queues and webhook deliveries. Alarms notify the SNS topic "chat-${props.stage} alarms".`,
+        markdown: `# chat-${props.stage}\nHTTP and WebSocket APIs, the table, the queues, then each area's functions and state machines. Alarms notify the SNS topic "chat-${props.stage} alarms"; an area's status is in alarm while any alarm of the area is.`,
         width: 24,
         height: 2,
       }),
@@ -264,57 +351,22 @@ export class ChatObservability extends Construct {
       }),
       new GraphWidget({
         title: 'Queues',
-        left: props.queues.flatMap(({ definition, queue, deadLetterQueue }) => [
-          queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: `${definition.id} visible` }),
-          deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-            period: Duration.minutes(1),
-            label: `${definition.id} dead letters`,
-          }),
+        left: queues.flatMap(({ id, queue, deadLetterQueue }) => [
+          queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: `${id} visible` }),
+          deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: `${id} dead letters` }),
         ]),
-        right: props.queues.map(({ definition, queue }) =>
-          queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), label: `${definition.id} oldest (s)` }),
-        ),
+        right: [
+          ...queues.map(({ id, queue }) =>
+            queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), label: `${id} oldest (s)` }),
+          ),
+          ...failureQueues.map(({ id, queue }) =>
+            queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: `${id} (stream batches given up)` }),
+          ),
+        ],
         ...wide,
       }),
     );
     dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Lambda errors',
-        left: functions.map(([functionId, fn]) => fn.metricErrors({ period: fiveMinutes, statistic: 'Sum', label: functionId })),
-        ...wide,
-      }),
-      new GraphWidget({
-        title: 'Lambda duration p99',
-        left: functions.map(([functionId, fn]) => fn.metricDuration({ period: fiveMinutes, statistic: 'p99', label: functionId })),
-        ...wide,
-      }),
-    );
-    const machines = [...props.stateMachines.entries()];
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Webhook deliveries failed',
-        left: [webhookDeliveryFailed.with({ label: 'webhook deliveries failed' })],
-        ...wide,
-      }),
-      new GraphWidget({
-        title: 'State machine executions',
-        left: machines.flatMap(([machineId, machine]) => [
-          machine.metricStarted({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} started` }),
-          machine.metricSucceeded({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} succeeded` }),
-        ]),
-        right: machines.flatMap(([machineId, machine]) => [
-          machine.metricFailed({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} failed` }),
-          machine.metricTimedOut({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} timed out` }),
-        ]),
-        ...wide,
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Lambda throttles',
-        left: functions.map(([functionId, fn]) => fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum', label: functionId })),
-        ...wide,
-      }),
       new GraphWidget({
         title: 'DynamoDB consumed capacity and throttles',
         left: [
@@ -328,7 +380,51 @@ export class ChatObservability extends Construct {
         ],
         ...wide,
       }),
+      new GraphWidget({
+        title: 'Webhook deliveries failed',
+        left: [webhookDeliveryFailed.with({ label: 'webhook deliveries failed' })],
+        ...wide,
+      }),
     );
+    for (const area of props.areas) {
+      const functions = [...area.functions];
+      dashboard.addWidgets(new TextWidget({ markdown: `## ${area.id}`, width: 24, height: 1 }));
+      dashboard.addWidgets(
+        new GraphWidget({
+          title: `${area.id}: Lambda errors`,
+          left: functions.map(([functionId, fn]) => fn.metricErrors({ period: fiveMinutes, statistic: 'Sum', label: functionId })),
+          ...third,
+        }),
+        new GraphWidget({
+          title: `${area.id}: Lambda duration p99`,
+          left: functions.map(([functionId, fn]) => fn.metricDuration({ period: fiveMinutes, statistic: 'p99', label: functionId })),
+          ...third,
+        }),
+        new GraphWidget({
+          title: `${area.id}: Lambda throttles`,
+          left: functions.map(([functionId, fn]) => fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum', label: functionId })),
+          ...third,
+        }),
+      );
+      const machines = [...area.stateMachines];
+      if (machines.length > 0) {
+        dashboard.addWidgets(
+          new GraphWidget({
+            title: `${area.id}: state machine executions`,
+            left: machines.flatMap(([machineId, machine]) => [
+              machine.metricStarted({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} started` }),
+              machine.metricSucceeded({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} succeeded` }),
+            ]),
+            right: machines.flatMap(([machineId, machine]) => [
+              machine.metricFailed({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} failed` }),
+              machine.metricTimedOut({ period: fiveMinutes, statistic: 'Sum', label: `${machineId} timed out` }),
+            ]),
+            width: 24,
+            height: 6,
+          }),
+        );
+      }
+    }
     return dashboard;
   }
 }

@@ -1,13 +1,13 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, StreamViewType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { tableSchema } from '../table.ts';
 
 /**
  * The service's single DynamoDB table with its secure defaults fixed in one place: keys and indexes
  * from `tableSchema` (`lib/table.ts`, shared with the local runtime), on-demand billing,
- * point-in-time recovery, TTL, AWS-managed encryption, deletion protection, and retained on stack
- * deletion.
+ * point-in-time recovery, TTL, AWS-managed encryption, deletion protection, retained on stack
+ * deletion, and a change stream of new images that carries the domain events to their publisher.
  */
 export class ChatTable extends Construct {
   public readonly table: TableV2;
@@ -25,6 +25,7 @@ export class ChatTable extends Construct {
         projectionType: ProjectionType.ALL,
       })),
       timeToLiveAttribute: tableSchema.timeToLiveAttribute,
+      dynamoStream: StreamViewType[tableSchema.streamViewType],
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryptionV2.awsManagedKey(),

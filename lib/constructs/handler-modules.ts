@@ -9,9 +9,9 @@ import { buildSync } from 'esbuild';
  * imports it. Packages from `node_modules` are left external, since only repository modules are
  * asked about. Nothing is written to disk.
  *
- * Used to give a setting only to the functions whose code can read it (the webhook secret
- * encryption key) without a hand-kept list that could drift from the code. `cdk-synth-cli.test.ts`
- * checks the answer against the real bundles' source maps.
+ * Used by `test/infra/cdk-synth-cli.test.ts` to check the wiring table against the code: the
+ * functions bound to a secret are exactly those whose bundles contain the code that reads it, and
+ * the answer is itself checked against the real bundles' source maps.
  */
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes';
+import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes/index';
 import type { HandlerHost } from './handlers';
 import { LocalResponseStream } from './streaming';
 
@@ -119,13 +119,18 @@ export async function startGateway(options: {
   handlers: HandlerHost;
   /** Served at `GET /_local/stats`: what CloudWatch would show on AWS (local only, never deployed). */
   localStats?: () => unknown;
+  /**
+   * Served at `POST /_local/fan-out` with `{ "running": false | true }`: takes the event fan-out down
+   * and up again, for outage tests. Only when the runtime was started with controls (never deployed).
+   */
+  fanOutSwitch?: { stop(): Promise<void>; start(): Promise<void>; readonly running: boolean };
 }): Promise<Gateway> {
   const host = options.host ?? '127.0.0.1';
 
   const sockets = new Map<string, { socket: WebSocket; connectedAt: number; lastActiveAt: number; sourceIp: string; userAgent: string }>();
   const wsRoute = (routeKey: string) => {
     const route = webSocketRoutes.find((candidate) => candidate.routeKey === routeKey);
-    if (!route) throw new Error(`No WebSocket route ${routeKey} in lib/routes.ts`);
+    if (!route) throw new Error(`No WebSocket route ${routeKey} in lib/routes/`);
     return route;
   };
 
@@ -139,6 +144,8 @@ export async function startGateway(options: {
     const method = (request.method ?? 'GET').toUpperCase();
     if (url.pathname.startsWith('/@connections/')) return handleManagementApi(method, url, request, response);
     if (url.pathname === '/_local/stats' && method === 'GET' && options.localStats) return sendJson(response, 200, options.localStats());
+    if (url.pathname === '/_local/fan-out' && method === 'POST' && options.fanOutSwitch)
+      return switchFanOut(request, response, options.fanOutSwitch);
     if (method === 'OPTIONS') {
       response.writeHead(204, CORS_HEADERS);
       response.end();
@@ -231,6 +238,20 @@ export async function startGateway(options: {
     const setCookies = result.cookies?.length ? { 'set-cookie': result.cookies } : {};
     response.writeHead(result.statusCode ?? 200, { ...headers, ...setCookies } as Record<string, string>);
     response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
+  }
+
+  async function switchFanOut(request: IncomingMessage, response: ServerResponse, fanOut: NonNullable<typeof options.fanOutSwitch>) {
+    const body = await readBody(request);
+    let running: unknown;
+    try {
+      running = body === 'too_large' ? undefined : (JSON.parse(body.toString('utf8') || '{}') as { running?: unknown }).running;
+    } catch {
+      running = undefined;
+    }
+    if (typeof running !== 'boolean')
+      return sendJson(response, 400, { error: { code: 'validation_failed', message: 'Send {"running": true|false}' } });
+    await (running ? fanOut.start() : fanOut.stop());
+    sendJson(response, 200, { running: fanOut.running });
   }
 
   /** The management API, as `ApiGatewayManagementApiClient` calls it (restJson1, errors named in a header). */

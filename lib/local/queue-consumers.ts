@@ -1,6 +1,6 @@
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { queueConsumers } from '../routes';
+import { eventSubscribers, queueConsumers } from '../routes/index';
 import type { HandlerHost } from './handlers';
 import { LOCAL_REGION } from './sqs-local';
 
@@ -39,13 +39,29 @@ export interface QueueConsumerStats {
   readonly messages: number;
 }
 
+/** A function fed by a queue: a consumer of a shared queue, or an event subscriber of its own queue. */
+export interface LocalQueueConsumer {
+  readonly id: string;
+  /** The queue's key in `queueUrls`. */
+  readonly queue: string;
+  readonly handler: string;
+  readonly batchSize: number;
+  readonly maxConcurrency: number;
+}
+
+/** Every queue-fed function of the wiring table; an event subscriber reads the queue named after it. */
+export const localQueueConsumers: readonly LocalQueueConsumer[] = [
+  ...queueConsumers,
+  ...eventSubscribers.map((subscriber) => ({ ...subscriber, queue: subscriber.id })),
+];
+
 export interface QueueConsumers {
   stats(): QueueConsumerStats;
   stop(): Promise<void>;
 }
 
 /**
- * The local stand-in for Lambda's SQS event sources: every consumer of the wiring table long-polls
+ * The local stand-in for Lambda's SQS event sources: every queue-fed function of the wiring table long-polls
  * its queue, hands batches to its handler in the SQS event shape, and deletes what the handler
  * did not report as failed (partial batch responses), so failures come back after the visibility
  * timeout and end in the dead-letter queue, as on AWS.
@@ -68,7 +84,7 @@ export function startQueueConsumers(options: {
   let stopped = false;
   const counts = { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 };
 
-  async function poll(consumer: (typeof queueConsumers)[number], queueUrl: string): Promise<void> {
+  async function poll(consumer: LocalQueueConsumer, queueUrl: string): Promise<void> {
     const queueArn = `arn:aws:sqs:${LOCAL_REGION}:000000000000:${queueUrl.split('/').pop()}`;
     while (!stopped) {
       try {
@@ -111,7 +127,7 @@ export function startQueueConsumers(options: {
     }
   }
 
-  const chosen = queueConsumers.filter(
+  const chosen = localQueueConsumers.filter(
     (consumer) => (!options.only || options.only.includes(consumer.id)) && !options.except?.includes(consumer.id),
   );
   const loops = chosen.flatMap((consumer) => {

@@ -1,13 +1,17 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { resourceEnv } from '../table';
+import { type LocalStandIns, parseBinding, type SecretId, secretDefinitions } from '../bindings';
+import { functionEntries, streamConsumers } from '../routes/index';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type Gateway, type ManagementStats, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
 import { type QueueConsumerStats, type QueueConsumers, startQueueConsumers } from './queue-consumers';
+import { startSecretsLocal } from './secrets-local';
 import { LOCAL_REGION, startSqsLocal } from './sqs-local';
 import { type StepFunctionsStats, startLocalStepFunctions } from './step-functions';
+import { type StreamPoller, type StreamPollerStats, startStreamPoller } from './stream-poller';
+import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy';
 import { ensureTable } from './table';
 
 export const LOCAL_TABLE_NAME = 'chat';
@@ -18,16 +22,26 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export interface LocalRuntimeOptions {
   /** Gateway port; 0 picks a free one. @default 8787 */
   readonly port?: number;
-  /** Folder for DynamoDB Local's files; `undefined` runs in memory. */
+  /** Folder for DynamoDB Local's files (and the stream position); `undefined` runs in memory. */
   readonly dataDir?: string;
-  /** Extra settings for the handlers (`RATE_LIMIT_MESSAGES_PER_MINUTE`, `CHAT_OPERATOR_KEY`, ...). */
+  /**
+   * Settings (`RATE_LIMIT_MESSAGES_PER_MINUTE`, provider URLs, ...) and secret values
+   * (`CHAT_OPERATOR_KEY`, `WEBHOOK_SECRET_ENCRYPTION_KEY`: served by the secrets stand-in, never
+   * handed to handlers as settings).
+   */
   readonly env?: Readonly<Record<string, string>>;
   /**
-   * Run the queue consumers: all (`true`), none, or those whose ids are listed (suites that read
-   * the events queue themselves still need the realtime worker for WebSocket welcome frames).
+   * The functions fed by a queue or the table stream to run: all (`true`), none, or those whose ids
+   * are listed; `startConsumers()` starts the rest later (benchmarks measure with and without).
    * @default true
    */
   readonly consumers?: boolean | readonly string[];
+  /**
+   * Serve `POST /_local/fan-out` on the gateway, which takes the event fan-out down and up (outage
+   * tests of processes that cannot reach this object).
+   * @default false
+   */
+  readonly controls?: boolean;
 }
 
 export interface LocalRuntime {
@@ -36,13 +50,19 @@ export interface LocalRuntime {
   readonly dynamoEndpoint: string;
   readonly sqsEndpoint: string;
   readonly tableName: string;
+  /** Queue URL by queue id (shared queues and event subscribers) and `<id>DeadLetter`. */
   readonly queueUrls: Readonly<Record<string, string>>;
+  readonly eventTopicArn: string;
   /** The settings handed to the handlers, for processes (tests, CLI) that talk to the same stand-ins. */
   readonly env: Readonly<Record<string, string>>;
+  /** The event fan-out as the publisher reaches it: stop it to simulate an SNS outage, start it to end one. */
+  readonly fanOut: Pick<SwitchableProxy, 'stop' | 'start' | 'running'>;
   /** Counters a deployed stack would see in CloudWatch: metrics emitted and Step Functions work. */
   stats(): LocalStats;
-  /** Starts the queue consumers that `consumers` held back (benchmarks measure with and without). */
+  /** Starts the consumers that `consumers` held back. */
   startConsumers(): void;
+  /** Resolves once the stream consumers have taken every record written before the call. */
+  drainStream(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -51,71 +71,123 @@ export interface LocalStats {
   readonly stepFunctions: StepFunctionsStats;
   /** Zeros until the consumers start. */
   readonly queueConsumers: QueueConsumerStats;
+  readonly stream: StreamPollerStats;
   /** `@connections` calls: what API Gateway would bill as WebSocket messages sent. */
   readonly connections: ManagementStats;
 }
 
-function mergeConsumerStats(parts: readonly (QueueConsumerStats | undefined)[]): QueueConsumerStats {
-  const total = { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 };
+const zeroStreamStats: StreamPollerStats = {
+  getRecordsRequests: 0,
+  invocations: 0,
+  recordsDelivered: 0,
+  recordsFilteredOut: 0,
+  retries: 0,
+};
+
+function sum<T extends object>(parts: readonly (T | undefined)[], zero: T): T {
+  const total = { ...zero } as Record<string, number>;
   for (const part of parts) {
     if (!part) continue;
-    for (const key of Object.keys(total) as (keyof QueueConsumerStats)[]) total[key] += part[key];
+    for (const [key, value] of Object.entries(part)) total[key] = (total[key] ?? 0) + (value as number);
   }
-  return total;
+  return total as T;
 }
 
+/** The setting each secret's local value comes from (`CHAT_OPERATOR_KEY` for `operator-key`). */
+const secretSettings = new Map(
+  Object.entries(secretDefinitions).map(([secretId, definition]) => [definition.setting, secretId as SecretId]),
+);
+
 /**
- * Starts the whole service on one machine: DynamoDB Local, the SQS stand-in, the Step Functions
- * interpreter, the queue consumers and the gateway, with
- * the handler modules running in this process against them through the real AWS SDK clients.
- * Handlers read their settings from `process.env` when first imported, so this sets them before
- * any handler loads: one runtime per process.
+ * Starts the whole service on one machine: DynamoDB Local with its stream poller, the SQS/SNS
+ * stand-in (behind a switch for the publisher), the secrets stand-in, the Step Functions
+ * interpreter, the queue consumers and the gateway, with the handler modules running in this
+ * process against them through the real AWS SDK clients. Each handler's resources arrive as the
+ * variables of its bindings (`lib/bindings.ts`), with the stand-ins' values. Handlers read their
+ * settings from `process.env` when first imported, so this sets them before any handler loads:
+ * one runtime per process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const given = { ...options.env };
+  const secretValues: Partial<Record<SecretId, string>> = {};
+  for (const [setting, secretId] of secretSettings) {
+    const value = given[setting] ?? process.env[setting];
+    if (value) secretValues[secretId] = value;
+    delete given[setting];
+  }
+  // Refused now, naming the setting, rather than at the first request that reads the secret.
+  const { checkSecretFormat } = await import('../../functions/shared/secret-formats');
+  for (const [secretId, value] of Object.entries(secretValues) as [SecretId, string][]) {
+    try {
+      checkSecretFormat(secretId, value);
+    } catch (error) {
+      throw new Error(`${secretDefinitions[secretId].setting}: ${(error as Error).message}`);
+    }
+  }
+
   const handlers = new HandlerHost(join(repoRoot, 'functions'));
-  const [dynamo, sqs, stepFunctions] = await Promise.all([
+  const [dynamo, sqs, stepFunctions, secrets] = await Promise.all([
     startDynamoDbLocal({ dataDir: options.dataDir }),
     startSqsLocal(),
     startLocalStepFunctions({ repoRoot, handlers }),
+    startSecretsLocal(secretValues),
   ]);
   let gateway: Gateway | undefined;
-  let consumers: QueueConsumers | undefined;
-  /** Consumers started first on their own (`consumers: [ids]`), before `startConsumers()` starts the rest. */
-  let extraConsumers: QueueConsumers | undefined;
+  let fanOut: SwitchableProxy | undefined;
+  const started: { queues: QueueConsumers[]; streams: StreamPoller[] } = { queues: [], streams: [] };
   const metrics: Record<string, number> = {};
   const stats = (): LocalStats => ({
     metrics: { ...metrics },
     stepFunctions: stepFunctions.stats(),
-    queueConsumers: mergeConsumerStats([consumers, extraConsumers].map((started) => started?.stats())),
+    queueConsumers: sum(
+      started.queues.map((consumers) => consumers.stats()),
+      { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 },
+    ),
+    stream: sum(
+      started.streams.map((poller) => poller.stats()),
+      zeroStreamStats,
+    ),
     connections: gateway?.managementStats() ?? { posts: 0, gone: 0, deletes: 0 },
   });
   const stopAll = async () => {
-    await Promise.all([consumers?.stop(), extraConsumers?.stop()]);
+    await Promise.all([...started.queues, ...started.streams].map((running) => running.stop()));
     await gateway?.stop();
     await stepFunctions.stop();
-    await Promise.all([dynamo.stop(), sqs.stop()]);
+    await fanOut?.close();
+    await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop()]);
   };
   try {
-    gateway = await startGateway({ port: options.port ?? 8787, handlers, localStats: stats });
-    const eventsQueueUrl = sqs.queueUrls.Events;
-    const realtimeQueueUrl = sqs.queueUrls.Realtime;
-    if (!eventsQueueUrl || !realtimeQueueUrl) throw new Error('The wiring table lacks the Events or Realtime queue');
+    fanOut = await startSwitchableProxy(sqs.endpoint);
+    gateway = await startGateway({
+      port: options.port ?? 8787,
+      handlers,
+      localStats: stats,
+      ...(options.controls ? { fanOutSwitch: fanOut } : {}),
+    });
+    const standIns: LocalStandIns = {
+      tableName: LOCAL_TABLE_NAME,
+      queueUrls: sqs.queueUrls,
+      eventTopicArn: sqs.eventTopicArn,
+      stateMachineArns: stepFunctions.arns,
+      secretArns: secrets.arns,
+      connectionsEndpoint: gateway.baseUrl,
+      settings: { ...process.env, ...given },
+    };
     const env: Record<string, string> = {
       AWS_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      // Only the event publisher talks to SNS: through the switch, so the fan-out can be taken down.
+      AWS_ENDPOINT_URL_SNS: fanOut.endpoint,
       AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
-      [resourceEnv.table]: LOCAL_TABLE_NAME,
-      [resourceEnv.eventsQueue]: eventsQueueUrl,
-      [resourceEnv.realtimeQueue]: realtimeQueueUrl,
-      [resourceEnv.connectionsEndpoint]: gateway.baseUrl,
-      [resourceEnv.webhookStateMachine]: stepFunctions.arns.WebhookRetry ?? '',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+      ...bindingVariables(standIns),
       // Webhook receivers on one machine live on loopback.
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
-      ...options.env,
+      ...given,
     };
     Object.assign(process.env, env);
     // Credentials from the user's AWS profile must not leak into local requests.
@@ -134,12 +206,31 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     const chosen = options.consumers ?? true;
     const early = Array.isArray(chosen) ? chosen : [];
-    if (early.length > 0)
-      extraConsumers = startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers, only: early });
-    const startConsumers = () => {
-      consumers ??= startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers, except: early });
+    const launch = async (selection: { only?: readonly string[]; except?: readonly string[] }) => {
+      const picked = (id: string) => (!selection.only || selection.only.includes(id)) && !selection.except?.includes(id);
+      started.queues.push(startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers, ...selection }));
+      const streamed = streamConsumers.filter((consumer) => picked(consumer.id));
+      if (streamed.length > 0) {
+        started.streams.push(
+          await startStreamPoller({
+            dynamoEndpoint: dynamo.endpoint,
+            tableName: LOCAL_TABLE_NAME,
+            consumers: streamed,
+            handlers,
+            checkpointFile: options.dataDir ? join(options.dataDir, 'stream-checkpoints.json') : undefined,
+          }),
+        );
+      }
     };
-    if (chosen === true) startConsumers();
+    if (early.length > 0) await launch({ only: early });
+    let rest: Promise<void> | undefined;
+    const startConsumers = () => {
+      rest ??= launch({ except: early });
+    };
+    if (chosen === true) {
+      startConsumers();
+      await rest;
+    }
 
     return {
       baseUrl: gateway.baseUrl,
@@ -148,13 +239,31 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       sqsEndpoint: sqs.endpoint,
       tableName: LOCAL_TABLE_NAME,
       queueUrls: sqs.queueUrls,
+      eventTopicArn: sqs.eventTopicArn,
       env,
+      fanOut,
       stats,
       startConsumers,
+      drainStream: async (timeoutMs) => {
+        await Promise.all(started.streams.map((poller) => poller.drain(timeoutMs)));
+      },
       stop: stopAll,
     };
   } catch (error) {
     await stopAll();
     throw error;
   }
+}
+
+/** The variable of every binding in the wiring table, with its stand-in's value. */
+function bindingVariables(standIns: LocalStandIns): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const entry of functionEntries) {
+    for (const binding of entry.bindings) {
+      const { kind, parameter } = parseBinding(binding);
+      const value = kind.local(parameter, standIns);
+      if (value !== undefined) variables[kind.variable(parameter)] = value;
+    }
+  }
+  return variables;
 }

@@ -1,52 +1,84 @@
+import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
-import { queues } from '../routes';
+import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events';
+import { eventSubscribers, queues } from '../routes/index';
 
 export interface SqsLocal {
+  /** The SQS and SNS endpoint (fauxqs serves both). */
   readonly endpoint: string;
-  /** Queue URL by the queue's id in the wiring table (`Events`, and `EventsDeadLetter` for its DLQ). */
+  /**
+   * Queue URL by id: each shared queue (`Realtime`) and event subscriber (`WebhookDispatcher`), and
+   * `<id>DeadLetter` for each one's dead-letter queue.
+   */
   readonly queueUrls: Readonly<Record<string, string>>;
+  /** The domain event topic the subscriber queues are subscribed to. */
+  readonly eventTopicArn: string;
   stop(): Promise<void>;
 }
 
 export const LOCAL_REGION = 'us-east-1';
+const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
- * The SQS stand-in: fauxqs in-process, speaking the SQS JSON protocol on loopback only. Every queue
- * of the wiring table is created through the real SQS client with its dead-letter queue and
- * redrive policy, as the CDK stack does. Queue contents live in memory: a restart drops undelivered
- * events (DynamoDB data is kept).
+ * The SQS and SNS stand-in: fauxqs in-process, speaking both protocols on loopback only. The
+ * queues of the wiring table are created through the real clients as the CDK stacks create them:
+ * each shared queue and each event subscriber's queue with its dead-letter queue and redrive
+ * policy, and the subscriber queues subscribed to the event topic with raw delivery and the same
+ * filter policy on the event type. Contents live in memory: a restart drops undelivered jobs
+ * (DynamoDB data, and so every event not yet published, is kept).
  */
 export async function startSqsLocal(): Promise<SqsLocal> {
   const app = buildApp({ logger: false, defaultRegion: LOCAL_REGION });
   const listening = await app.listen({ port: 0, host: '127.0.0.1' });
   const endpoint = new URL(listening).origin;
-  const client = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: localCredentials });
+  const sns = new SNSClient({ endpoint, region: LOCAL_REGION, credentials: localCredentials });
   try {
     const queueUrls: Record<string, string> = {};
-    for (const queue of queues) {
-      const name = `chat-${queue.id.toLowerCase()}`;
-      const deadLetter = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
-      const { Attributes } = await client.send(
-        new GetQueueAttributesCommand({ QueueUrl: deadLetter.QueueUrl, AttributeNames: ['QueueArn'] }),
-      );
-      const created = await client.send(
+    const arnOf = async (queueUrl: string) =>
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
+    const createQueue = async (id: string, settings: { visibilityTimeoutSeconds: number; maxReceiveCount: number }) => {
+      const name = `chat-${id.toLowerCase()}`;
+      const deadLetter = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+      const created = await sqs.send(
         new CreateQueueCommand({
           QueueName: name,
           Attributes: {
-            VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
-            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: String(queue.maxReceiveCount) }),
+            VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: await arnOf(deadLetter.QueueUrl as string),
+              maxReceiveCount: String(settings.maxReceiveCount),
+            }),
           },
         }),
       );
-      queueUrls[queue.id] = created.QueueUrl as string;
-      queueUrls[`${queue.id}DeadLetter`] = deadLetter.QueueUrl as string;
+      queueUrls[id] = created.QueueUrl as string;
+      queueUrls[`${id}DeadLetter`] = deadLetter.QueueUrl as string;
+      return created.QueueUrl as string;
+    };
+    for (const queue of queues) await createQueue(queue.id, queue);
+    const { TopicArn: eventTopicArn } = await sns.send(new CreateTopicCommand({ Name: 'chat-events' }));
+    for (const subscriber of eventSubscribers) {
+      const queueUrl = await createQueue(subscriber.id, subscriber);
+      await sns.send(
+        new SubscribeCommand({
+          TopicArn: eventTopicArn,
+          Protocol: 'sqs',
+          Endpoint: await arnOf(queueUrl),
+          Attributes: {
+            RawMessageDelivery: 'true',
+            ...(subscriber.eventTypes === 'all' ? {} : { FilterPolicy: JSON.stringify({ [EVENT_TYPE_ATTRIBUTE]: subscriber.eventTypes }) }),
+          },
+        }),
+      );
     }
-    return { endpoint, queueUrls, stop: () => app.close() };
+    return { endpoint, queueUrls, eventTopicArn: eventTopicArn as string, stop: () => app.close() };
   } catch (error) {
     await app.close();
     throw error;
   } finally {
-    client.destroy();
+    sqs.destroy();
+    sns.destroy();
   }
 }

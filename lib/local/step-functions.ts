@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type StateMachineDefinition, stateMachines } from '../routes';
+import { type StateMachineDefinition, stateMachines } from '../routes/index';
+import { readAwsJson, sendAwsJson } from './aws-json';
 import type { HandlerHost } from './handlers';
 import { LOCAL_REGION } from './sqs-local';
 
@@ -53,16 +54,8 @@ export interface LocalStepFunctions {
   stop(): Promise<void>;
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown, errorType?: string): void {
-  response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', ...(errorType ? { 'x-amzn-errortype': errorType } : {}) });
-  response.end(JSON.stringify(errorType ? { __type: errorType, message: (body as { message?: string }).message } : body));
-}
-
-async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-}
+const sendJson = (response: ServerResponse, status: number, body: unknown, errorType?: string) =>
+  sendAwsJson(response, '1.0', status, body, errorType);
 
 /**
  * The Step Functions stand-in: the very ASL files of the wiring table run in the
@@ -124,7 +117,7 @@ export async function startLocalStepFunctions(options: { repoRoot: string; handl
 
   const server = createServer((request, response) => {
     const target = String(request.headers['x-amz-target'] ?? '');
-    readJson(request)
+    readAwsJson(request)
       .then((body) => {
         if (target === 'AWSStepFunctions.StartExecution') {
           const result = startExecution(body);

@@ -3,17 +3,27 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { tableSchema } from '../table';
 
 /**
- * Creates the table from the same schema the CDK storage stack deploys (keys, GSIs, TTL), unless a
- * persisted data folder already holds it.
+ * Creates the table from the same schema the CDK storage stack deploys (keys, GSIs, TTL, stream),
+ * unless a persisted data folder already holds it; a table from before the stream existed gets it
+ * turned on, so events of the messages written from now on are published.
  */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'existing'> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
+        }),
+      );
+    }
     return 'existing';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -27,6 +37,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
       AttributeDefinitions: [...new Set(keyAttributes)].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
       KeySchema: [
         { AttributeName: tableSchema.partitionKey, KeyType: 'HASH' },

@@ -1,5 +1,6 @@
 import { type App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Area } from '../routes/index.ts';
 import { type ChatConfig, chatContextOverrides, resolveChatConfig } from './chat-config.ts';
 import { ChatStack } from './chat-stack.ts';
 
@@ -16,6 +17,11 @@ export interface ChatAppOptions {
    * @default true
    */
   readonly nagChecks?: boolean;
+  /**
+   * The areas to build (the infra tests project the app at a larger size with generated ones).
+   * @default the areas of `lib/routes/`
+   */
+  readonly areas?: readonly Area[];
 }
 
 /** What {@link createChatApp} built. */
@@ -25,14 +31,15 @@ export interface ChatAppResult {
 }
 
 /**
- * Composes the service into `app`: one stack named `Chat-<stage>`. Reads context only (no lookups,
- * no credentials), so `cdk synth` runs offline.
+ * Composes the service into `app`: one root stack named `Chat-<stage>` with a nested stack per area.
+ * Reads context only (no lookups, no credentials), so `cdk synth` runs offline.
  */
 export function createChatApp(app: App, options: ChatAppOptions = {}): ChatAppResult {
   const config = resolveChatConfig({ ...chatContextOverrides(app.node), ...options.config });
 
   const stack = new ChatStack(app, `Chat-${config.stage}`, {
     config,
+    areas: options.areas,
     description: `Serverless chat service, stage ${config.stage}`,
     env: config.account || config.region ? { account: config.account, region: config.region } : undefined,
   });

@@ -1,10 +1,11 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { outboundHosts } from '../bindings.ts';
 
 /** Settings of one deployment of the service; every field has a default. */
 export interface ChatConfig {
   /**
-   * Deployment stage; part of every stack name (`Chat-<stage>-Api`).
+   * Deployment stage; part of the stack name (`Chat-<stage>`) and of resource names.
    * @default 'dev'
    */
   readonly stage: string;
@@ -14,11 +15,19 @@ export interface ChatConfig {
    */
   readonly rateLimitMessagesPerMinute: number;
   /**
-   * `CHAT_OPERATOR_KEY` (at least 16 characters). Empty leaves the variable unset, and the
-   * `/platform/*` routes then answer 404.
-   * @default '' (operator routes disabled)
+   * Concurrent executions reserved for, and capping, each streaming route (SSE). Every open stream
+   * holds an execution for up to `SSE_MAX_DURATION_SECONDS`; the cap keeps a crowd of streams from
+   * taking the concurrency `$default` and `POST /messages` need. Reserved concurrency comes out of
+   * the account's pool, which must keep 100 unreserved: lower this on accounts with a small limit.
+   * @default 100
    */
-  readonly operatorKey: string;
+  readonly streamConcurrency: number;
+  /**
+   * Provider base URLs (`FCM_BASE_URL`, `AI_BASE_URL`, ... of `outboundHosts` in `lib/bindings.ts`),
+   * for functions bound to them; unset ones keep the real hosts.
+   * @default {}
+   */
+  readonly providerUrls: Readonly<Record<string, string>>;
   /**
    * `LOG_LEVEL` for every function (Powertools Logger).
    * @default 'INFO'
@@ -79,7 +88,8 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   const config: ChatConfig = {
     stage,
     rateLimitMessagesPerMinute: 120,
-    operatorKey: '',
+    streamConcurrency: 100,
+    providerUrls: {},
     logLevel: 'INFO',
     corsAllowOrigins: ['*'],
     throttleRateLimit: 500,
@@ -95,14 +105,17 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   if (!Number.isInteger(config.rateLimitMessagesPerMinute) || config.rateLimitMessagesPerMinute <= 0) {
     throw new Error(`rateLimitMessagesPerMinute must be a positive integer, got ${config.rateLimitMessagesPerMinute}`);
   }
-  if (config.operatorKey !== '' && config.operatorKey.length < 16) {
-    throw new Error('operatorKey must be at least 16 characters (functions/shared/config.ts rejects shorter keys)');
+  if (!Number.isInteger(config.streamConcurrency) || config.streamConcurrency < 1) {
+    throw new Error(`streamConcurrency must be a positive integer, got ${config.streamConcurrency}`);
+  }
+  for (const [setting, url] of Object.entries(config.providerUrls)) {
+    if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`${setting} must be an http(s) URL, got "${url}"`);
   }
   return config;
 }
 
 /**
- * Reads {@link ChatConfig} from CDK context (`cdk synth -c stage=prod -c operatorKey=...`); unset keys
+ * Reads {@link ChatConfig} from CDK context (`cdk synth -c stage=prod -c alarmEmail=...`); unset keys
  * keep their defaults.
  */
 export function chatConfigFromContext(node: Node): ChatConfig {
@@ -126,7 +139,13 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
   return withoutUndefined({
     stage: text('stage'),
     rateLimitMessagesPerMinute: number('rateLimitMessagesPerMinute'),
-    operatorKey: text('operatorKey'),
+    streamConcurrency: number('streamConcurrency'),
+    providerUrls: Object.fromEntries(
+      Object.values(outboundHosts).flatMap((host) => {
+        const url = text(host.setting);
+        return url === undefined ? [] : [[host.setting, url]];
+      }),
+    ),
     logLevel: text('logLevel'),
     corsAllowOrigins: origins
       ?.split(',')
@@ -147,7 +166,6 @@ export function sharedEnvironment(config: ChatConfig): Record<string, string> {
   return {
     RATE_LIMIT_MESSAGES_PER_MINUTE: String(config.rateLimitMessagesPerMinute),
     LOG_LEVEL: config.logLevel,
-    ...(config.operatorKey ? { CHAT_OPERATOR_KEY: config.operatorKey } : {}),
   };
 }
 

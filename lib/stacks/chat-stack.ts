@@ -1,43 +1,51 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ChatApis } from '../constructs/chat-apis.ts';
-import { ChatConsumers } from '../constructs/chat-consumers.ts';
-import type { ChatFunction, ChatResources } from '../constructs/chat-function.ts';
-import { ChatObservability } from '../constructs/chat-observability.ts';
+import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
+import type { ChatFunction } from '../constructs/chat-function.ts';
+import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observability.ts';
 import { ChatQueues } from '../constructs/chat-queues.ts';
 import { ChatSecrets } from '../constructs/chat-secrets.ts';
 import { ChatTable } from '../constructs/chat-table.ts';
-import { ChatWorkflows } from '../constructs/chat-workflows.ts';
+import { type Area, areas as wiredAreas, queues as wiredQueues } from '../routes/index.ts';
+import { tableSchema } from '../table.ts';
+import { AreaStack, type SharedResources } from './area-stack.ts';
 import type { ChatConfig } from './chat-config.ts';
 
 /** Properties of {@link ChatStack}. */
 export interface ChatStackProps extends StackProps {
   /** Resolved settings (see `resolveChatConfig`). */
   readonly config: ChatConfig;
+  /**
+   * The areas to build, one nested stack each.
+   * @default the areas of `lib/routes/`
+   */
+  readonly areas?: readonly Area[];
 }
 
 /**
- * The whole service in one stack, one construct per area: `Storage` (the table), `Secrets` (the
- * webhook secret encryption key), `Async` (queues), `Workflows` (Step Functions state machines and
- * their task functions), `Api` (HTTP + WebSocket APIs, the route functions and the function URLs of
- * streaming routes), `Consumers` (queue consumer functions) and `Observability` (dashboard, alarms).
+ * The root stack: what every area shares (the table and its stream, the secrets, the domain event
+ * topic, the shared queues, the HTTP and WebSocket APIs with their stages, the alarm topic and the
+ * dashboard), and one nested stack per area of the wiring table ({@link AreaStack}).
  *
- * Build order follows the grants: task functions before their state machine, the state machine
- * before the functions that start it (`webhooks:start`).
- *
- * One stack rather than four: the table is protected by deletion protection and `RETAIN` on its
- * own; there are no cross-stack exports that would pin the table or queues; and grants resolve to
- * logical ids of this template, so the cdk-nag acknowledgments name their findings exactly.
+ * Nested stacks rather than stacks of their own: `cdk deploy` stays one command and one
+ * CloudFormation operation that rolls back as a whole; the root hands resources to areas as
+ * nested-stack parameters, which, unlike cross-stack exports, never pin a value (an export cannot
+ * change while another stack imports it); and each nested stack has its own 500-resource and 1 MB
+ * limits, so the service grows an area at a time. Deploy order follows the references: the root's
+ * shared resources, then the areas in parallel, then the stages (which wait for the routes) and the
+ * dashboard (which reads the areas' functions).
  */
 export class ChatStack extends Stack {
   public readonly storage: ChatTable;
   public readonly secrets: ChatSecrets;
+  public readonly events: ChatEventTopic;
   public readonly async: ChatQueues;
-  public readonly workflows: ChatWorkflows;
   public readonly api: ChatApis;
-  public readonly consumers: ChatConsumers;
+  public readonly alarmTopic: ChatAlarmTopic;
+  public readonly areas: ReadonlyMap<string, AreaStack>;
   public readonly observability: ChatObservability;
-  /** Every function of the stack (routes, queue consumers, state machine tasks), by its wiring-table id. */
+  /** Every function of every area, by its wiring-table id. */
   public readonly functions: ReadonlyMap<string, ChatFunction>;
 
   constructor(scope: Construct, id: string, props: ChatStackProps) {
@@ -45,43 +53,61 @@ export class ChatStack extends Stack {
     const { config } = props;
 
     this.storage = new ChatTable(this, 'Storage');
-    this.secrets = new ChatSecrets(this, 'Secrets', { stage: config.stage });
-    this.async = new ChatQueues(this, 'Async');
-    const shared: ChatResources = {
-      table: this.storage.table,
-      eventsQueue: this.async.get('Events').queue,
-      realtimeQueue: this.async.get('Realtime').queue,
-      webhookSecretEncryptionKey: this.secrets.webhookSecretEncryptionKey,
-    };
-    this.workflows = new ChatWorkflows(this, 'Workflows', { resources: shared, config });
-    const webhookRetry = this.workflows.get('WebhookRetry');
-    this.api = new ChatApis(this, 'Api', { resources: { ...shared, webhookStateMachine: webhookRetry.stateMachine }, config });
-    this.consumers = new ChatConsumers(this, 'Consumers', {
-      queues: this.async,
-      resources: { ...shared, webhookStateMachine: webhookRetry.stateMachine, webSocketStage: this.api.webSocketStage },
-      config,
+    this.secrets = new ChatSecrets(this, 'Secrets', { stage: config.stage, removalPolicy: config.removalPolicy });
+    this.events = new ChatEventTopic(this, 'EventTopic', { stage: config.stage, keyRemovalPolicy: config.removalPolicy });
+    this.async = new ChatQueues(this, 'Async', { definitions: wiredQueues });
+    this.api = new ChatApis(this, 'Api', { config });
+    this.alarmTopic = new ChatAlarmTopic(this, 'Alarms', {
+      stage: config.stage,
+      alarmEmail: config.alarmEmail,
+      keyRemovalPolicy: config.removalPolicy,
     });
 
+    const shared: SharedResources = {
+      table: this.storage.table,
+      indexNames: tableSchema.globalSecondaryIndexes.map((index) => index.indexName),
+      queue: (queueId) => this.async.get(queueId).queue,
+      sharedQueues: this.async.all,
+      eventTopic: this.events.topic,
+      secret: (secretId) => this.secrets.get(secretId),
+      webSocketStage: this.api.webSocketStage,
+      httpApi: this.api.httpApi,
+      webSocketApi: this.api.webSocketApi,
+      alarmTopic: this.alarmTopic.topic,
+    };
+    const areaStacks = new Map<string, AreaStack>();
     const functions = new Map<string, ChatFunction>();
-    for (const group of [this.api.functions, this.consumers.functions, this.workflows.functions]) {
-      for (const [functionId, fn] of group) {
-        if (functions.has(functionId)) throw new Error(`Two functions have the id ${functionId} in lib/routes.ts`);
+    for (const area of props.areas ?? wiredAreas) {
+      const areaStack = new AreaStack(this, area.id, { area, shared, config });
+      areaStacks.set(area.id, areaStack);
+      for (const [functionId, fn] of areaStack.functions) {
+        if (functions.has(functionId)) throw new Error(`Two functions have the id ${functionId} in lib/routes/`);
         functions.set(functionId, fn);
       }
+      // A stage deploys what its API has when it is created: after the area's routes, it starts complete
+      // (and API Gateway refuses to deploy a WebSocket API without routes at all).
+      if (area.webSocketRoutes?.length) this.api.webSocketStage.node.addDependency(areaStack);
+      if (area.httpRoutes?.some((route) => (route.transport ?? 'httpApi') === 'httpApi')) this.api.httpStage.node.addDependency(areaStack);
     }
+    this.areas = areaStacks;
     this.functions = functions;
 
     this.observability = new ChatObservability(this, 'Observability', {
       stage: config.stage,
+      alarmTopic: this.alarmTopic.topic,
       httpStage: this.api.httpStage,
       webSocketStage: this.api.webSocketStage,
-      functions,
-      stateMachines: new Map([...this.workflows.all].map(([machineId, workflow]) => [machineId, workflow.stateMachine])),
       table: this.storage.table,
       queues: [...this.async.all.values()],
+      areas: [...areaStacks.values()].map((areaStack) => ({
+        id: areaStack.area.id,
+        functions: areaStack.functions,
+        stateMachines: new Map([...areaStack.workflows].map(([machineId, workflow]) => [machineId, workflow.stateMachine])),
+        queues: areaStack.queues,
+        failureQueues: areaStack.failureQueues,
+        areaAlarm: areaStack.alarms.areaAlarm,
+      })),
       http5xxAlarmPercent: config.http5xxAlarmPercent,
-      alarmEmail: config.alarmEmail,
-      keyRemovalPolicy: config.removalPolicy,
     });
 
     new CfnOutput(this, 'HttpApiUrl', { value: this.api.httpStage.url, description: 'Base URL of the HTTP API' });
@@ -91,24 +117,30 @@ export class ChatStack extends Stack {
       description: 'https callback URL of the WebSocket stage (CONNECTIONS_ENDPOINT)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
+    new CfnOutput(this, 'EventTopicArn', { value: this.events.topic.topicArn, description: 'Domain event fan-out (SNS)' });
     for (const [queueId, { queue, deadLetterQueue }] of this.async.all) {
       new CfnOutput(this, `${queueId}QueueUrl`, { value: queue.queueUrl });
       new CfnOutput(this, `${queueId}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
     }
-    for (const [routeId, functionUrl] of this.api.functionUrls) {
-      new CfnOutput(this, sseUrlOutputId(routeId, this.api.functionUrls.size), {
+    const functionUrls = [...areaStacks.values()].flatMap((areaStack) => [...areaStack.functionUrls]);
+    for (const [routeId, functionUrl] of functionUrls) {
+      new CfnOutput(this, sseUrlOutputId(routeId, functionUrls.length), {
         value: functionUrl.url,
         description: `Function URL (response streaming) serving ${routeId}; clients append the route path (the SDK's sseUrl)`,
       });
     }
-    for (const [machineId, workflow] of this.workflows.all) {
-      new CfnOutput(this, `${machineId}StateMachineArn`, { value: workflow.stateMachine.stateMachineArn });
+    for (const areaStack of areaStacks.values()) {
+      for (const [machineId, workflow] of areaStack.workflows) {
+        new CfnOutput(this, `${machineId}StateMachineArn`, { value: workflow.stateMachine.stateMachineArn });
+      }
     }
-    new CfnOutput(this, 'WebhookSecretEncryptionKeySecretArn', {
-      value: this.secrets.webhookSecretEncryptionKey.secretArn,
-      description: 'Secrets Manager secret holding WEBHOOK_SECRET_ENCRYPTION_KEY (retained on stack deletion)',
-    });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
+    for (const [secretId, secret] of this.secrets.all) {
+      new CfnOutput(this, `${secret.node.id}SecretArn`, {
+        value: secret.secretArn,
+        description: `Secrets Manager secret ${secretId}${secretId === 'operator-key' ? ' (read it to call /platform routes)' : ''}`,
+      });
+    }
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName });
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { httpRoutes, ROLES, type Role } from '../../lib/routes';
+import { httpRoutes, ROLES, type Role } from '../../lib/routes/index';
 import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
 import { get } from '../support/raw-table';
 import { openSse } from '../support/sse';

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { httpRoutes } from '../../lib/routes';
+import { httpRoutes } from '../../lib/routes/index';
 import { api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
 import { openSse } from '../support/sse';
 import { connectUser, connectWelcomed, type RoomSocket, tryConnect } from '../support/ws';

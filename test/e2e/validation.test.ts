@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
-import { httpRoutes } from '../../lib/routes';
+import { httpRoutes } from '../../lib/routes/index';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
 import { raw, table } from '../support/raw-table';
 import { openSse } from '../support/sse';

@@ -325,4 +325,19 @@ describe('registration on the AWS setting (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)'
     expect(registered.status).toBe(201);
     expect(registered.body.url).toBe(URL_OK);
   });
+
+  it.each([
+    'https://localhost./hook',
+    'https://a.localhost/hook',
+    'https://x.internal/hook',
+    'https://[::ffff:127.0.0.1]/hook',
+    'https://2130706433/hook',
+  ])('refuses the private spelling %s with webhook_url_private', async (url) => {
+    // Act
+    const refused = await register(url);
+
+    // Assess
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('webhook_url_private');
+  });
 });

@@ -3,13 +3,23 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, webhookSecretEncryptionKeyEnv, webhookSecretsModule } from '../../lib/constructs/chat-function.ts';
-import { httpRoutes, queueConsumers, stateMachines, webSocketRoutes } from '../../lib/routes.ts';
-import { resourceEnv } from '../../lib/table.ts';
+import {
+  type BindingKindId,
+  bindingKinds,
+  bindingVariable,
+  type OutboundHostId,
+  outboundHosts,
+  secretDefinitions,
+} from '../../lib/bindings.ts';
+import { repoRoot } from '../../lib/constructs/chat-function.ts';
+import { bundlesModule } from '../../lib/constructs/handler-modules.ts';
+import { areas, type FunctionEntry, functionEntries, httpRoutes, queues, stateMachines } from '../../lib/routes/index.ts';
 
 /**
  * `cdk synth` through the real CLI, offline and without AWS credentials: the app must need no
  * lookups, bundle every handler with the local esbuild (no Docker), and pass the cdk-nag checks.
+ * The functions live in the areas' nested templates, which the root template names by their asset
+ * path.
  */
 
 interface CliResult {
@@ -33,16 +43,38 @@ function credentialFreeEnvironment(): NodeJS.ProcessEnv {
   };
 }
 
-/** Stand-ins for the values CloudFormation fills in at deploy time (`Ref`, `Fn::Join`, ...). */
-const deployTimeValues: Record<string, string> = {
-  [resourceEnv.table]: 'Chat-dev-StorageTable',
-  [resourceEnv.eventsQueue]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/Chat-dev-EventsQueue',
-  [resourceEnv.realtimeQueue]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/Chat-dev-RealtimeQueue',
-  [resourceEnv.connectionsEndpoint]: 'https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod',
-  [resourceEnv.webhookStateMachine]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:WorkflowsWebhookRetry',
-  // What the {{resolve:secretsmanager:...}} dynamic reference resolves to: 64 hex characters.
-  [webhookSecretEncryptionKeyEnv]: '0123456789abcdef'.repeat(4),
-};
+/**
+ * Stand-ins for the values CloudFormation fills in at deploy time (`Ref`, `Fn::Join`, ...), for every
+ * variable a binding of `lib/bindings.ts` can set: each kind, with every resource of the wiring table
+ * it can name. A new kind fails to compile here until it has a stand-in.
+ */
+const standIns = {
+  table: { parameters: ['read', 'write'], value: () => 'Chat-dev-StorageTableB43FDCE7-1ABCDEF' },
+  queue: {
+    parameters: queues.map((queue) => queue.id),
+    value: (id) => `https://sqs.eu-west-1.amazonaws.com/123456789012/Chat-dev-${id}Queue`,
+  },
+  events: { parameters: ['publish'], value: () => 'arn:aws:sns:eu-west-1:123456789012:Chat-dev-EventTopic57800998-AbCdEf' },
+  stateMachine: {
+    parameters: stateMachines.map((machine) => machine.id),
+    value: (id) => `arn:aws:states:eu-west-1:123456789012:stateMachine:${id}StateMachine-AbCdEf`,
+  },
+  secret: {
+    parameters: Object.keys(secretDefinitions),
+    value: (id) => `arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-dev-${id}-AbCdEf`,
+  },
+  connections: { parameters: ['manage'], value: () => 'https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod' },
+  outbound: {
+    parameters: Object.keys(outboundHosts),
+    value: (id) => outboundHosts[id as OutboundHostId].default ?? 'https://provider.example',
+  },
+} satisfies Record<BindingKindId, { parameters: readonly string[]; value: (parameter: string) => string }>;
+
+const deployTimeValues: Record<string, string> = Object.fromEntries(
+  (Object.entries(standIns) as Array<[BindingKindId, (typeof standIns)[BindingKindId]]>).flatMap(([kindId, { parameters, value }]) =>
+    parameters.map((parameter) => [bindingKinds[kindId].variable(parameter), value(parameter)]),
+  ),
+);
 
 /**
  * The `awslambda` global of Lambda's Node.js runtime, as far as handler modules use it at load
@@ -54,27 +86,73 @@ const awsLambdaGlobalStandIn =
 /** Loads a bundle as the Lambda runtime would and prints `<typeof handler> <streaming?>`. */
 const loadHandler = `${awsLambdaGlobalStandIn} const m = await import('./index.mjs'); console.log(typeof m.handler, m.handler?.streamingStandIn === true);`;
 
-interface LambdaFunction {
+interface TemplateResource {
   Type: string;
   Metadata?: Record<string, string>;
-  Properties: { Environment: { Variables: Record<string, unknown> } };
+  Properties: Record<string, any>;
 }
 
 interface Template {
-  Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  Resources: Record<string, TemplateResource>;
+  Parameters?: Record<string, unknown>;
+}
+
+/** A function of the assembly, with the wiring-table entry its construct path names. */
+interface DeployedFunction {
+  /** `<area>/<function id>`. */
+  readonly key: string;
+  readonly entry: FunctionEntry | undefined;
+  readonly resource: TemplateResource;
+  /** The values the root passes to the parameters of the function's nested stack. */
+  readonly parameterValues: Record<string, unknown>;
+  readonly assetDir: string;
 }
 
 let result: CliResult;
 
 const loaded = new Map<string, { status: number | null; stdout: string; stderr: string }>();
 
+const readTemplate = (file: string) => JSON.parse(readFileSync(path.join(result.outdir, file), 'utf8')) as Template;
+
+/** The nested stacks of the root template: their resource and template. */
+function nestedStacks(): Array<{ resource: TemplateResource; template: Template }> {
+  return Object.values(readTemplate('Chat-dev.template.json').Resources)
+    .filter((resource) => resource.Type === 'AWS::CloudFormation::Stack')
+    .map((resource) => ({ resource, template: readTemplate(resource.Metadata?.['aws:asset:path'] as string) }));
+}
+
+/** Every Lambda function of every nested template. */
+function lambdaFunctions(): DeployedFunction[] {
+  return nestedStacks().flatMap(({ resource: stack, template }) =>
+    Object.values(template.Resources)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+      .map((resource) => {
+        // Chat-dev/<Area>/<FunctionId>/Resource
+        const [, areaId, functionId] = (resource.Metadata?.['aws:cdk:path'] ?? '').split('/');
+        return {
+          key: `${areaId}/${functionId}`,
+          entry: functionEntries.find((entry) => entry.area === areaId && entry.id === functionId),
+          resource,
+          parameterValues: (stack.Properties.Parameters ?? {}) as Record<string, unknown>,
+          assetDir: path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? ''),
+        };
+      }),
+  );
+}
+
+/** Whether a function's real bundle contains code of `modulePath` (relative to `functions/`), read from its source map. */
+function bundleContains(fn: DeployedFunction, modulePath: string): boolean {
+  const { sources } = JSON.parse(readFileSync(path.join(fn.assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+  return sources.some((source) => source.replaceAll('\\', '/').endsWith(`functions/${modulePath}`));
+}
+
 /**
  * Loads a function's bundle once, as the Lambda runtime would (module scope runs: config, clients),
  * with the function's environment (deploy-time references replaced by plausible values) and a
  * stand-in for the `awslambda` global the Node.js runtime gives every function.
  */
-function loadedHandler(logicalId: string, resource: LambdaFunction): { status: number | null; stdout: string; stderr: string } {
-  const cached = loaded.get(logicalId);
+function loadedHandler(fn: DeployedFunction): { status: number | null; stdout: string; stderr: string } {
+  const cached = loaded.get(fn.key);
   if (cached) return cached;
   const environment: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -83,25 +161,18 @@ function loadedHandler(logicalId: string, resource: LambdaFunction): { status: n
     AWS_SECRET_ACCESS_KEY: 'not-a-secret',
     AWS_EC2_METADATA_DISABLED: 'true',
   };
-  for (const [name, value] of Object.entries(resource.Properties.Environment.Variables)) {
+  for (const [name, value] of Object.entries(fn.resource.Properties.Environment.Variables as Record<string, unknown>)) {
     const concrete = typeof value === 'string' ? value : deployTimeValues[name];
     if (concrete !== undefined) environment[name] = concrete;
   }
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', loadHandler], {
-    cwd: path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? ''),
+    cwd: fn.assetDir,
     env: environment,
     encoding: 'utf8',
   });
   const outcome = { status: run.status, stdout: run.stdout, stderr: run.stderr };
-  loaded.set(logicalId, outcome);
+  loaded.set(fn.key, outcome);
   return outcome;
-}
-
-function lambdaFunctions(): Array<[string, LambdaFunction]> {
-  const template = JSON.parse(readFileSync(path.join(result.outdir, 'Chat-dev.template.json'), 'utf8')) as {
-    Resources: Record<string, LambdaFunction>;
-  };
-  return Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
 }
 
 beforeAll(() => {
@@ -118,73 +189,145 @@ afterAll(() => {
   if (result) rmSync(result.outdir, { recursive: true, force: true });
 });
 
+describe('deploy-time stand-ins', () => {
+  it('cover every variable a binding of lib/bindings.ts sets', () => {
+    const bound = new Set(functionEntries.flatMap((entry) => entry.bindings.map(bindingVariable)));
+
+    expect([...bound].filter((variable) => !(variable in deployTimeValues))).toEqual([]);
+    expect(Object.keys(deployTimeValues)).toEqual(
+      expect.arrayContaining([
+        'TABLE_NAME',
+        'REALTIME_QUEUE_URL',
+        'EVENTS_TOPIC_ARN',
+        'WEBHOOK_RETRY_STATE_MACHINE_ARN',
+        'OPERATOR_KEY_SECRET_ARN',
+        'WEBHOOK_KEY_SECRET_ARN',
+        'CONNECTIONS_ENDPOINT',
+        ...Object.values(outboundHosts).map((host) => host.setting),
+      ]),
+    );
+  });
+});
+
 describe('npx cdk synth', () => {
-  it('exits 0 and writes the cloud assembly', () => {
+  it('exits 0 and writes the cloud assembly: the root template and one nested template per area', () => {
     expect(result.status, result.output).toBe(0);
     expect(existsSync(path.join(result.outdir, 'manifest.json'))).toBe(true);
     expect(existsSync(path.join(result.outdir, 'Chat-dev.template.json'))).toBe(true);
+    expect(readdirSync(result.outdir).filter((file) => file.endsWith('.nested.template.json'))).toHaveLength(areas.length);
+    expect(nestedStacks()).toHaveLength(areas.length);
+  });
+
+  it('has every function of the wiring table in its area template, and no other', () => {
+    const functions = lambdaFunctions();
+
+    expect(functions.map((fn) => fn.key).sort()).toEqual(functionEntries.map((entry) => `${entry.area}/${entry.id}`).sort());
+    expect(functions.filter((fn) => fn.entry === undefined)).toEqual([]);
   });
 
   it('bundles every handler into a self-contained ESM file with a source map', () => {
-    const assetDirs = lambdaFunctions()
-      .map(([, resource]) => resource.Metadata?.['aws:asset:path'])
-      .filter((assetPath): assetPath is string => assetPath !== undefined);
+    const assetDirs = lambdaFunctions().map((fn) => fn.assetDir);
 
-    expect(new Set(assetDirs).size).toBe(
-      httpRoutes.length + webSocketRoutes.length + queueConsumers.length + stateMachines.flatMap((machine) => machine.tasks).length,
-    );
+    expect(new Set(assetDirs).size).toBe(functionEntries.length);
     for (const assetDir of assetDirs) {
-      const files = readdirSync(path.join(result.outdir, assetDir)).sort();
+      const files = readdirSync(assetDir).sort();
       expect(files).toEqual(['index.mjs', 'index.mjs.map']);
-      const code = readFileSync(path.join(result.outdir, assetDir, 'index.mjs'), 'utf8');
+      const code = readFileSync(path.join(assetDir, 'index.mjs'), 'utf8');
       // The #shared/* and #domain/* aliases are resolved at bundle time, and `require` exists in ESM.
       expect(code).not.toMatch(/from\s*["']#(shared|domain)\//);
       expect(code.startsWith("import { createRequire as __chatCreateRequire } from 'node:module';")).toBe(true);
     }
   });
 
-  it('hands the webhook secret encryption key to exactly the bundles that contain the secrets module', () => {
+  it('binds secret:webhook-key to exactly the functions whose bundle opens webhook secrets (domain/webhooks/secrets.ts)', () => {
     const mismatches: string[] = [];
-    for (const [logicalId, resource] of lambdaFunctions()) {
-      const assetDir = path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? '');
-      const { sources } = JSON.parse(readFileSync(path.join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
-      const bundled = sources.some((source) => source.replaceAll('\\', '/').endsWith(`functions/${webhookSecretsModule}`));
-      const keyed = webhookSecretEncryptionKeyEnv in resource.Properties.Environment.Variables;
-      if (bundled !== keyed) mismatches.push(`${logicalId}: bundles secrets ${bundled}, has the key ${keyed}`);
+    for (const fn of lambdaFunctions()) {
+      const bundled = bundleContains(fn, 'domain/webhooks/secrets.ts');
+      const predicted = bundlesModule(fn.entry?.handler as string, 'domain/webhooks/secrets.ts');
+      const bound = fn.entry?.bindings.includes('secret:webhook-key') ?? false;
+      if (bundled !== bound || predicted !== bundled)
+        mismatches.push(`${fn.key}: bundles ${bundled}, esbuild metafile ${predicted}, bound ${bound}`);
     }
+
     expect(mismatches).toEqual([]);
+    expect(lambdaFunctions().filter((fn) => fn.entry?.bindings.includes('secret:webhook-key')).length).toBeGreaterThan(0);
+  });
+
+  it('bundles the Secrets Manager reader (shared/secrets.ts) into every function bound to a secret', () => {
+    // Not the converse: every HTTP handler bundles it through functions/shared/http.ts, whose `operator`
+    // auth reads the operator key, so the route's auth (checked in chat-stack.test.ts), not the bundle,
+    // says which functions read that secret.
+    const mismatches: string[] = [];
+    for (const fn of lambdaFunctions()) {
+      const bundled = bundleContains(fn, 'shared/secrets.ts');
+      const bound = fn.entry?.bindings.some((binding) => binding.startsWith('secret:')) ?? false;
+      if (bound && !bundled) mismatches.push(`${fn.key}: bound to a secret, but its bundle cannot read one`);
+      if (bundlesModule(fn.entry?.handler as string, 'shared/secrets.ts') !== bundled)
+        mismatches.push(`${fn.key}: esbuild metafile disagrees`);
+    }
+
+    expect(mismatches).toEqual([]);
+  });
+
+  it("gives no function a secret's value: only the ARN of each secret it is bound to, as <ID>_SECRET_ARN", () => {
+    const root = readTemplate('Chat-dev.template.json');
+    for (const fn of lambdaFunctions()) {
+      const variables = fn.resource.Properties.Environment.Variables as Record<string, unknown>;
+      const secretBindings = (fn.entry?.bindings ?? []).filter((binding) => binding.startsWith('secret:'));
+
+      expect(
+        Object.keys(variables)
+          .filter((name) => /SECRET|KEY/.test(name))
+          .sort(),
+        fn.key,
+      ).toEqual(secretBindings.map(bindingVariable).sort());
+      expect(JSON.stringify(variables), fn.key).not.toContain('{{resolve:');
+      for (const binding of secretBindings) {
+        // A parameter of the nested stack, given the root secret's Ref (its ARN).
+        const parameter = (variables[bindingVariable(binding)] as { Ref: string }).Ref;
+        const rootRef = (fn.parameterValues[parameter] as { Ref: string }).Ref;
+        expect(root.Resources[rootRef]?.Type, `${fn.key} ${binding}`).toBe('AWS::SecretsManager::Secret');
+        expect(root.Resources[rootRef]?.Properties.Description, `${fn.key} ${binding}`).toContain(
+          secretDefinitions[binding.slice('secret:'.length) as keyof typeof secretDefinitions].summary,
+        );
+      }
+    }
   });
 
   it('starts every bundled handler with exactly the environment its function gets', () => {
     // Prepare / Act: every bundle loaded as the Lambda runtime would
     const failures: string[] = [];
-    for (const [logicalId, resource] of lambdaFunctions()) {
-      const missing = Object.entries(resource.Properties.Environment.Variables)
+    for (const fn of lambdaFunctions()) {
+      const missing = Object.entries(fn.resource.Properties.Environment.Variables as Record<string, unknown>)
         .filter(([name, value]) => typeof value !== 'string' && deployTimeValues[name] === undefined)
         .map(([name]) => name);
-      expect(missing, `${logicalId}: deploy-time variables without a stand-in value`).toEqual([]);
-      const run = loadedHandler(logicalId, resource);
+      expect(missing, `${fn.key}: deploy-time variables without a stand-in value`).toEqual([]);
+      const run = loadedHandler(fn);
 
       // Assess
       if (run.status !== 0 || !run.stdout.trim().startsWith('function ')) {
-        failures.push(`${logicalId}: ${run.stderr.split('\n').find((line) => /^\w*Error: /.test(line)) ?? run.stdout}`);
+        failures.push(`${fn.key}: ${run.stderr.split('\n').find((line) => /^\w*Error: /.test(line)) ?? run.stdout}`);
       }
     }
     expect(failures).toEqual([]);
   }, 120_000);
 
   it('streams from exactly the handlers wrapped in awslambda.streamifyResponse (RESPONSE_STREAM function URLs)', () => {
-    // Prepare: the functions behind a function URL in RESPONSE_STREAM mode
-    const template = JSON.parse(readFileSync(path.join(result.outdir, 'Chat-dev.template.json'), 'utf8')) as Template;
-    const streamed = Object.values(template.Resources)
-      .filter((resource) => resource.Type === 'AWS::Lambda::Url' && resource.Properties.InvokeMode === 'RESPONSE_STREAM')
-      .map((resource) => (resource.Properties.TargetFunctionArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
+    // Prepare: the functions behind a function URL in RESPONSE_STREAM mode, in any area
+    const streamed = nestedStacks().flatMap(({ template }) =>
+      Object.values(template.Resources)
+        .filter((resource) => resource.Type === 'AWS::Lambda::Url' && resource.Properties.InvokeMode === 'RESPONSE_STREAM')
+        .map(
+          (resource) => template.Resources[(resource.Properties.TargetFunctionArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]],
+        )
+        .map((resource) => resource?.Metadata?.['aws:cdk:path']?.split('/').slice(1, 3).join('/')),
+    );
     expect(streamed).toHaveLength(httpRoutes.filter((route) => route.transport === 'functionUrl').length);
 
     // Act: the bundles whose handler is a streaming one
     const streaming = lambdaFunctions()
-      .filter(([logicalId, resource]) => loadedHandler(logicalId, resource).stdout.trim() === 'function true')
-      .map(([logicalId]) => logicalId);
+      .filter((fn) => loadedHandler(fn).stdout.trim() === 'function true')
+      .map((fn) => fn.key);
 
     // Assess
     expect(streaming.sort()).toEqual(streamed.sort());

@@ -6,13 +6,13 @@ import { createProject } from '#domain/projects/projects';
 import { deliveryIdFor, dispatchEvent } from '#domain/webhooks/deliveries';
 import { listWebhooks, registerWebhook } from '#domain/webhooks/registrations';
 import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
-import type { DomainEvent } from '#shared/queue';
+import { type DomainEvent, domainEvent } from '#shared/events';
 import { uniqueId } from '../support/api';
 import { get, raw, table } from '../support/raw-table';
 
 /**
- * The events dispatcher against DynamoDB Local: SQS delivers at least once, so dispatching the same
- * event again must neither send twice nor strand a delivery that an earlier try left pending.
+ * The webhook subscriber against DynamoDB Local: SNS and SQS deliver at least once, so dispatching
+ * the same event again must neither send twice nor strand a delivery that an earlier try left pending.
  */
 
 let receiver: Server;
@@ -36,12 +36,12 @@ async function subscribedProject() {
   const { projectId } = await createProject({ name: 'dispatch', projectId: uniqueId('int').toLowerCase() });
   const { port } = receiver.address() as AddressInfo;
   await registerWebhook(projectId, { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['message.created'] }, 'test');
-  const event: DomainEvent = {
-    type: 'message.created',
+  const event: DomainEvent = domainEvent(
+    'message.created',
     projectId,
-    payload: { roomId: 'r', messageId: 1 },
-    createdAt: new Date().toISOString(),
-  };
+    { roomId: 'r', messageId: 1, userId: 'u', content: 'hi', parent_id: null, attachments: [], createdAt: new Date().toISOString() },
+    { id: uniqueId('event') },
+  );
   return { projectId, event };
 }
 
@@ -49,11 +49,10 @@ describe('dispatching an event', () => {
   it('twice (a queue redelivery) makes one delivery and one POST', async () => {
     // Prepare
     const { event } = await subscribedProject();
-    const eventId = uniqueId('event');
 
     // Act
-    const first = await dispatchEvent(event, eventId);
-    const again = await dispatchEvent(event, eventId);
+    const first = await dispatchEvent(event);
+    const again = await dispatchEvent(event);
 
     // Assess
     expect(first).toEqual({ deliveries: 1, retrying: 0 });
@@ -64,9 +63,8 @@ describe('dispatching an event', () => {
   it('again resumes a delivery an earlier try left pending before its first attempt', async () => {
     // Prepare: the record exists, as if the consumer died right after creating it
     const { projectId, event } = await subscribedProject();
-    const eventId = uniqueId('event');
     const [webhook] = await listWebhooks(projectId);
-    const deliveryId = deliveryIdFor(eventId, String(webhook?.id));
+    const deliveryId = deliveryIdFor(event.id, String(webhook?.id));
     const now = new Date().toISOString();
     await raw.send(
       new PutCommand({
@@ -92,7 +90,7 @@ describe('dispatching an event', () => {
     );
 
     // Act
-    await dispatchEvent(event, eventId);
+    await dispatchEvent(event);
 
     // Assess
     expect(await get(deliveryKey(projectId, deliveryId).pk, 'DELIVERY')).toMatchObject({

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { openEventTap } from './events';
 
 export const runtime = () => inject('runtime');
 
@@ -64,6 +65,7 @@ export async function createTestProject(name = 'test'): Promise<TestProject> {
   });
   if (created.status !== 201) throw new Error(`project creation failed: ${created.status} ${JSON.stringify(created.body)}`);
   const { projectId, apiKey, signingSecret } = created.body;
+  await openEventTap(projectId);
   return {
     projectId,
     apiKey,

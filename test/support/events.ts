@@ -1,36 +1,81 @@
-import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { runtime } from './api';
+import { SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { inject } from 'vitest';
 
-/** A domain event as the service publishes it to the events queue (the webhook envelope). */
+const runtime = () => inject('runtime');
+
+/** A domain event as the service publishes it to the event topic: the webhook envelope and its id. */
 export interface QueuedEvent<P = Record<string, any>> {
+  readonly id: string;
   readonly type: string;
   readonly projectId: string;
   readonly payload: P;
   readonly createdAt: string;
 }
 
-let client: SQSClient | undefined;
-
-function sqs(): SQSClient {
-  client ??= new SQSClient({
+const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+let sqsClient: SQSClient | undefined;
+let snsClient: SNSClient | undefined;
+const sqs = () => {
+  sqsClient ??= new SQSClient({
     endpoint: runtime().env.AWS_ENDPOINT_URL_SQS,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials,
     useQueueUrlAsEndpoint: false,
   });
-  return client;
+  return sqsClient;
+};
+const sns = () => {
+  // Straight to the stand-in, not through the fan-out switch tests may turn off.
+  snsClient ??= new SNSClient({ endpoint: runtime().env.AWS_ENDPOINT_URL_SQS, region: 'us-east-1', credentials });
+  return snsClient;
+};
+
+const taps = new Map<string, Promise<string>>();
+
+/**
+ * Subscribes a queue of the test's own to the event topic, filtered on the project as a subscriber
+ * would filter on types: the tests see exactly what a subscriber of that project receives, and
+ * never take events from the service's own subscribers. Made when the project is created, before
+ * any of its events can be published.
+ */
+export function openEventTap(projectId: string): Promise<string> {
+  let tap = taps.get(projectId);
+  if (!tap) {
+    tap = (async () => {
+      const { QueueUrl } = await sqs().send(new CreateQueueCommand({ QueueName: `tap-${projectId}` }));
+      const { Attributes } = await sqs().send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+      await sns().send(
+        new SubscribeCommand({
+          TopicArn: runtime().eventTopicArn,
+          Protocol: 'sqs',
+          Endpoint: Attributes?.QueueArn,
+          Attributes: { RawMessageDelivery: 'true', FilterPolicy: JSON.stringify({ projectId: [projectId] }) },
+        }),
+      );
+      return QueueUrl as string;
+    })();
+    taps.set(projectId, tap);
+  }
+  return tap;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function parse(message: Message): QueuedEvent | undefined {
-  try {
-    const event = JSON.parse(message.Body ?? '') as QueuedEvent;
-    return typeof event?.type === 'string' && typeof event.projectId === 'string' ? event : undefined;
-  } catch {
-    return undefined;
-  }
+/** Which events of a project a test waits for. */
+export interface EventSelection {
+  readonly projectId: string;
+  readonly types: readonly string[];
 }
+
+/** Events of one project, optionally of some types only. */
+export const eventsOf = (projectId: string, ...types: string[]): EventSelection => ({ projectId, types });
 
 export interface CollectOptions {
   /** Stop once this many matching events were seen. @default 1 */
@@ -42,54 +87,47 @@ export interface CollectOptions {
 }
 
 /**
- * Reads the shared events queue (and its dead-letter queue: other test files poll the same queue,
- * so an event may be redriven there before its test looks) until `count` events match `predicate`
- * or the time runs out. Receives use `VisibilityTimeout: 0`, so events of other tests stay visible
- * to them; only matched events are deleted. Events are deduplicated by SQS message id and returned
- * in the order they were published.
+ * Reads the project's tap until `count` events of the selected types arrived or the time runs out,
+ * and returns them in the order the topic delivered them. Events are counted by delivery: one
+ * published twice is returned twice, so tests can assert that nothing repeats.
  */
-export async function collectEvents(predicate: (event: QueuedEvent) => boolean, options: CollectOptions = {}): Promise<QueuedEvent[]> {
+export async function collectEvents(selection: EventSelection, options: CollectOptions = {}): Promise<QueuedEvent[]> {
   const count = options.count ?? 1;
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-  const queueUrls = [runtime().queueUrls.Events, runtime().queueUrls.EventsDeadLetter].filter((url): url is string => Boolean(url));
-  const found = new Map<string, { event: QueuedEvent; sentAt: number }>();
+  const queueUrl = await openEventTap(selection.projectId);
+  const found: { event: QueuedEvent; sentAt: number }[] = [];
   let settleUntil: number | undefined;
 
   while (Date.now() < (settleUntil ?? deadline)) {
-    let received = 0;
-    for (const QueueUrl of queueUrls) {
-      const { Messages = [] } = await sqs().send(
-        new ReceiveMessageCommand({
-          QueueUrl,
-          MaxNumberOfMessages: 10,
-          VisibilityTimeout: 0,
-          WaitTimeSeconds: 0,
-          MessageSystemAttributeNames: ['SentTimestamp'],
+    const { Messages = [] } = await sqs().send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        // Events of other types stay for a later call of the same test.
+        VisibilityTimeout: 0,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['SentTimestamp'],
+      }),
+    );
+    const matched = Messages.filter((message) => {
+      const event = JSON.parse(message.Body ?? '{}') as QueuedEvent;
+      if (selection.types.length > 0 && !selection.types.includes(event.type)) return false;
+      found.push({ event, sentAt: Number(message.Attributes?.SentTimestamp ?? 0) });
+      return true;
+    });
+    if (matched.length > 0) {
+      await sqs().send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: matched.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
         }),
       );
-      received += Messages.length;
-      for (const message of Messages) {
-        const event = parse(message);
-        if (!event || !message.MessageId || !predicate(event)) continue;
-        if (!found.has(message.MessageId)) {
-          found.set(message.MessageId, { event, sentAt: Number(message.Attributes?.SentTimestamp ?? 0) });
-        }
-        await sqs()
-          .send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: message.ReceiptHandle }))
-          .catch(() => undefined);
-      }
     }
-    if (found.size >= count && settleUntil === undefined) {
+    if (found.length >= count && settleUntil === undefined) {
       settleUntil = Math.min(deadline, Date.now() + (options.settleMs ?? 0));
       if (!options.settleMs) break;
     }
-    if (received === 0) await sleep(50);
+    if (matched.length === 0) await sleep(50);
   }
-  return [...found.values()].sort((a, b) => a.sentAt - b.sentAt).map(({ event }) => event);
+  return found.sort((a, b) => a.sentAt - b.sentAt).map(({ event }) => event);
 }
-
-/** Events of one project, optionally of some types only. */
-export const eventsOf =
-  (projectId: string, ...types: string[]) =>
-  (event: QueuedEvent) =>
-    event.projectId === projectId && (types.length === 0 || types.includes(event.type));

@@ -9,6 +9,7 @@ export interface RuntimeInfo {
   readonly operatorKey: string;
   readonly env: Record<string, string>;
   readonly queueUrls: Record<string, string>;
+  readonly eventTopicArn: string;
   readonly tableName: string;
 }
 
@@ -18,13 +19,13 @@ declare module 'vitest' {
   }
 }
 
-/** One local runtime for the integration and e2e suites, on free loopback ports, stopped at the end. */
+/**
+ * One local runtime for the integration and e2e suites, on free loopback ports, with every consumer
+ * running (suites watch events through taps of their own on the event topic), stopped at the end.
+ */
 export default async function setup(project: TestProject) {
   const runtime = await startLocalRuntime({
     port: 0,
-    // The events-queue suites read the queue themselves; webhook suites start runtimes with all
-    // consumers. WebSocket welcome frames need the realtime worker.
-    consumers: ['RealtimeWorker'],
     env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000' },
   });
   project.provide('runtime', {
@@ -33,6 +34,7 @@ export default async function setup(project: TestProject) {
     operatorKey: OPERATOR_KEY,
     env: { ...runtime.env },
     queueUrls: { ...runtime.queueUrls },
+    eventTopicArn: runtime.eventTopicArn,
     tableName: runtime.tableName,
   });
   return () => runtime.stop();

@@ -1,14 +1,13 @@
-import { createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { delayAfterAttemptMs, RETRY_DELAYS_SECONDS } from '#domain/webhooks/deliveries';
-import { openSecret, sealSecret } from '#domain/webhooks/secrets';
 import { signBody, verifySignature } from '#domain/webhooks/signing';
-import { isPrivateAddress } from '#domain/webhooks/targets';
+import { isPrivateAddress } from '#shared/outbound-guard';
 
 /**
- * Pure parts of outbound webhooks: the SSRF address check, signing and verification, the retry
- * schedule and the secret storage. The unit project has no encryption key and no time scale, so
- * the modules are also loaded afresh with those settings where a case needs them.
+ * Pure parts of outbound webhooks: the SSRF address check, signing and verification, and the retry
+ * schedule. The unit project has no time scale, so the module is also loaded afresh with one where
+ * a case needs it (secret storage has its own file, with the secrets stand-in).
  */
 
 /** Loads a webhook module again with extra settings (config is parsed when a module is first imported). */
@@ -17,8 +16,6 @@ async function withSettings<T>(env: Record<string, string>, load: () => Promise<
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   return load();
 }
-
-type Encrypted = { secretCiphertext: string; secretIv: string };
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -188,134 +185,5 @@ describe('delayAfterAttemptMs', () => {
     // Assess
     expect(delays).toEqual([60_000, 300_000, 1_800_000, 3_600_000].map((ms) => Math.round(ms * scale)));
     expect(delays.map((delay) => delay / (delays[0] as number))).toEqual([1, 5, 30, 60]);
-  });
-});
-
-describe('sealSecret and openSecret without WEBHOOK_SECRET_ENCRYPTION_KEY', () => {
-  it('stores the plaintext and opens it again', () => {
-    // Act
-    const stored = sealSecret('plain-secret-value');
-
-    // Assess
-    expect(stored).toEqual({ secret: 'plain-secret-value' });
-    expect(openSecret(stored)).toBe('plain-secret-value');
-  });
-
-  it('refuses to open an encrypted secret, naming the missing setting', () => {
-    // Prepare
-    const stored = { secretCiphertext: randomBytes(40).toString('base64'), secretIv: randomBytes(12).toString('base64') };
-
-    // Act
-    const open = () => openSecret(stored);
-
-    // Assess
-    expect(open).toThrow(/WEBHOOK_SECRET_ENCRYPTION_KEY/);
-  });
-});
-
-describe.each([
-  { format: '64 hex characters', encode: (key: Buffer) => key.toString('hex') },
-  { format: '43 base64 characters', encode: (key: Buffer) => key.toString('base64').replace(/=+$/, '') },
-])('sealSecret and openSecret with WEBHOOK_SECRET_ENCRYPTION_KEY as $format', ({ encode }) => {
-  const key = randomBytes(32);
-  const load = () => withSettings({ WEBHOOK_SECRET_ENCRYPTION_KEY: encode(key) }, () => import('#domain/webhooks/secrets'));
-
-  /** The test's own AES-256-GCM: 12-byte IV, tag in the last 16 bytes of the ciphertext. */
-  function decrypt(stored: Encrypted): string {
-    const sealed = Buffer.from(stored.secretCiphertext, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(stored.secretIv, 'base64'));
-    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
-    return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString('utf8');
-  }
-
-  it.each(['a-webhook-secret-0123456789', 'ünïcødé secret ✓', 'x'.repeat(256)])(
-    'seals %s as AES-256-GCM ciphertext the key opens, and round-trips',
-    async (secret) => {
-      // Prepare
-      const secrets = await load();
-
-      // Act
-      const stored = secrets.sealSecret(secret);
-
-      // Assess
-      expect(stored).not.toHaveProperty('secret');
-      expect(Buffer.from((stored as Encrypted).secretIv, 'base64')).toHaveLength(12);
-      expect(JSON.stringify(stored)).not.toContain(secret);
-      expect(decrypt(stored as Encrypted)).toBe(secret);
-      expect(secrets.openSecret(stored)).toBe(secret);
-    },
-  );
-
-  it('uses a fresh IV each time', async () => {
-    // Prepare
-    const secrets = await load();
-
-    // Act
-    const [first, second] = [secrets.sealSecret('same secret'), secrets.sealSecret('same secret')] as {
-      secretCiphertext: string;
-      secretIv: string;
-    }[];
-
-    // Assess
-    expect(first?.secretIv).not.toBe(second?.secretIv);
-    expect(first?.secretCiphertext).not.toBe(second?.secretCiphertext);
-  });
-
-  it('refuses a tampered ciphertext (the GCM tag fails)', async () => {
-    // Prepare
-    const secrets = await load();
-    const stored = secrets.sealSecret('tamper-me-please') as Encrypted;
-    const bytes = Buffer.from(stored.secretCiphertext, 'base64');
-    bytes[0] = (bytes[0] as number) ^ 1;
-
-    // Act
-    const open = () => secrets.openSecret({ ...stored, secretCiphertext: bytes.toString('base64') });
-
-    // Assess
-    expect(open).toThrow();
-  });
-
-  it('still opens a plaintext secret stored before the key was set', async () => {
-    // Prepare
-    const secrets = await load();
-
-    // Act
-    const opened = secrets.openSecret({ secret: 'stored-before-the-key' });
-
-    // Assess
-    expect(opened).toBe('stored-before-the-key');
-  });
-});
-
-describe('WEBHOOK_SECRET_ENCRYPTION_KEY in the config', () => {
-  it.each([
-    { case: '64 hex characters', value: () => randomBytes(32).toString('hex') },
-    { case: '64 upper-case hex characters', value: () => randomBytes(32).toString('hex').toUpperCase() },
-    { case: '43 base64 characters', value: () => randomBytes(32).toString('base64').replace(/=+$/, '') },
-    { case: '43 base64 characters and the padding', value: () => randomBytes(32).toString('base64') },
-  ])('accepts $case', async ({ value }) => {
-    // Prepare
-    const key = value();
-
-    // Act
-    const { config } = await withSettings({ WEBHOOK_SECRET_ENCRYPTION_KEY: key }, () => import('#shared/config'));
-
-    // Assess
-    expect(config.WEBHOOK_SECRET_ENCRYPTION_KEY).toBe(key);
-  });
-
-  it.each([
-    { case: 'too short', value: 'abc' },
-    { case: '63 hex characters', value: 'a'.repeat(63) },
-    { case: '65 hex characters', value: 'a'.repeat(65) },
-    { case: '64 characters that are not hex', value: 'g'.repeat(64) },
-    { case: '16 bytes in base64', value: randomBytes(16).toString('base64') },
-    { case: '48 bytes in base64', value: randomBytes(48).toString('base64') },
-  ])('refuses $case, naming the setting', async ({ value }) => {
-    // Act
-    const loading = withSettings({ WEBHOOK_SECRET_ENCRYPTION_KEY: value }, () => import('#shared/config'));
-
-    // Assess
-    await expect(loading).rejects.toThrow(/WEBHOOK_SECRET_ENCRYPTION_KEY/);
   });
 });

@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { FeatureFlag } from '#lib/routes';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
@@ -10,10 +11,8 @@ export const FEATURE_FLAG_DEFAULTS = {
   reply_suggestions: true,
   embed_widget: true,
   reconnect_backoff_fluxy: false,
-} as const;
+} as const satisfies Record<FeatureFlag, boolean>;
 
-export type FeatureFlag = keyof typeof FEATURE_FLAG_DEFAULTS;
-export const FEATURE_FLAGS = Object.keys(FEATURE_FLAG_DEFAULTS) as FeatureFlag[];
 export type FlagOverrides = Partial<Record<FeatureFlag, boolean>>;
 
 /** `reconnect_backoff_fluxy` on: the spec's 500 ms / 20 s curve; off: the 1 s / 8 s one. */
@@ -49,4 +48,10 @@ export async function resolveFlags(projectId?: string) {
     flagship: projectId !== undefined,
     reconnectBackoff: flags.reconnect_backoff_fluxy ? FLUXY_BACKOFF : CLASSIC_BACKOFF,
   };
+}
+
+/** Whether a flag is on for the project (its override, else the default); without a project, the default. */
+export async function flagEnabled(projectId: string | undefined, flag: FeatureFlag): Promise<boolean> {
+  const overrides = projectId ? await projectOverrides(projectId) : {};
+  return overrides[flag] ?? FEATURE_FLAG_DEFAULTS[flag];
 }

@@ -2,14 +2,14 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
 import { db, tableName } from '#shared/db/client';
-import { MESSAGE_ID_DIGITS, messageSk, roomMessagesPk } from '#shared/db/keys';
+import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk } from '#shared/db/keys';
 import { type Message, messageItem, toMessage } from '#shared/db/message';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 
-const FIRST_SK = `MSG#${'0'.repeat(MESSAGE_ID_DIGITS)}`;
-const LAST_SK = `MSG#${'9'.repeat(MESSAGE_ID_DIGITS)}`;
+const FIRST_SK = `${MESSAGE_SK_PREFIX}${'0'.repeat(MESSAGE_ID_DIGITS)}`;
+const LAST_SK = `${MESSAGE_SK_PREFIX}${'9'.repeat(MESSAGE_ID_DIGITS)}`;
 
 export interface HistoryPage {
   /** Oldest first. */

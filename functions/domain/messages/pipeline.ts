@@ -5,13 +5,10 @@ import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';
-import { getAll } from '#shared/db/batch';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
-import { membershipKey } from '#shared/db/membership';
 import { clientMessageGuardKey, type Message, type MessageItem, messageItem, messageKey, toMessage } from '#shared/db/message';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
 import { logger } from '#shared/logger';
-import { type DomainEvent, publishEvents } from '#shared/queue';
 import { createdAtMsOf, messageIdFor, nextSlot } from './message-ids';
 import type { MessageInput } from './message-input';
 
@@ -32,12 +29,12 @@ export interface SendResult {
 }
 
 const MAX_ID_COLLISIONS = 20;
-/** `@alice`, `@bob.smith`; trailing punctuation (`@bob.`) is not part of the name. */
-const MENTION_PATTERN = /(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_.:-]{0,127}[A-Za-z0-9_])/g;
 
 /**
  * The one message pipeline: validate → authorize → rate limit → moderation → persist (idempotent
- * on `clientMessageId`) → broadcast → publish domain events. Every entry point calls this.
+ * on `clientMessageId`) → broadcast. Every entry point calls this. The stored message is its own
+ * domain event: the table stream carries it to the event publisher (`message.created`, mentions,
+ * `moderation.auto_flag`), so the sender waits for no queue and a stored message is always announced.
  */
 export async function sendMessage(principal: Principal, input: MessageInput, context: SendContext): Promise<SendResult> {
   const projectId = principal.projectId;
@@ -153,22 +150,8 @@ async function persistAndAnnounce(principal: Principal, input: MessageInput, aut
     broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch((error) =>
       logger.error('broadcast failed', { error: error as Error, roomId: message.roomId }),
     ),
-    announce(message, projectId, moderation !== null),
   ]);
   return { message, created: true };
-}
-
-/**
- * Publishes the message's domain events. The message is already stored and delivered, so a failure
- * here is logged with the events (for replay) rather than failing a send the client would retry.
- */
-async function announce(message: Message, projectId: string, flagged: boolean): Promise<void> {
-  const events = await domainEventsFor(message, projectId, flagged);
-  try {
-    await publishEvents(events);
-  } catch (error) {
-    logger.error('publishing domain events failed', { error: error as Error, events });
-  }
 }
 
 type MessageBase = Omit<MessageItem, 'pk' | 'sk' | 'id'>;
@@ -257,43 +240,4 @@ async function putMessage(base: MessageBase, id: number): Promise<MessageItem> {
   const item: MessageItem = { ...messageKey(base.projectId, base.roomId, id), id, ...base };
   await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
   return item;
-}
-
-/** `message.created`, one `mention` per @-mentioned room member (not the author), `moderation.auto_flag`. */
-async function domainEventsFor(message: Message, projectId: string, flagged: boolean): Promise<DomainEvent[]> {
-  const createdAt = new Date().toISOString();
-  const event = (type: string, payload: Record<string, unknown>): DomainEvent => ({ type, projectId, payload, createdAt });
-  const events = [
-    event('message.created', {
-      roomId: message.roomId,
-      messageId: message.id,
-      userId: message.userId,
-      content: message.content,
-      parent_id: message.parent_id,
-      attachments: message.attachments,
-      createdAt: message.createdAt,
-    }),
-  ];
-  const mentioned = [...new Set([...message.content.matchAll(MENTION_PATTERN)].map((match) => match[1] as string))].filter(
-    (userId) => userId !== message.userId,
-  );
-  if (mentioned.length > 0) {
-    const members = await getAll(mentioned.map((userId) => membershipKey(projectId, message.roomId, userId)));
-    for (const member of members) {
-      events.push(
-        event('mention', { roomId: message.roomId, messageId: message.id, mentionedUserId: member.userId, userId: message.userId }),
-      );
-    }
-  }
-  if (flagged && message.moderation) {
-    events.push(
-      event('moderation.auto_flag', {
-        roomId: message.roomId,
-        messageId: message.id,
-        userId: message.userId,
-        reason: message.moderation.reason,
-      }),
-    );
-  }
-  return events;
 }

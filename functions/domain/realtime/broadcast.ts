@@ -1,3 +1,4 @@
+import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
 import type { ConnectionRef } from '#shared/db/connection';
 import { logger } from '#shared/logger';
@@ -41,7 +42,7 @@ export async function broadcastToRoom(
 ): Promise<BroadcastResult> {
   const refs = options.refs ?? (await roomConnections(projectId, roomId));
   const targets = refs.map((ref) => ref.connectionId).filter((id) => id !== options.excludeConnectionId);
-  if (targets.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && config.REALTIME_QUEUE_URL) {
+  if (targets.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && boundIfSet('queue:Realtime')) {
     const jobs: FanOutJob[] = [];
     for (let start = 0; start < targets.length; start += config.REALTIME_FANOUT_BATCH_SIZE) {
       jobs.push({ kind: 'fanout', frame, connectionIds: targets.slice(start, start + config.REALTIME_FANOUT_BATCH_SIZE) });

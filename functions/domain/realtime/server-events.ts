@@ -1,7 +1,5 @@
-import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { accessRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal, requireSelfOrAdmin } from '#shared/auth';
-import { config } from '#shared/config';
 import { ForbiddenError, HttpError } from '#shared/errors';
 import { broadcastToRoom } from './broadcast';
 import { cacheRoomEvent } from './cached-event';
@@ -20,9 +18,6 @@ export async function publishServerEvent(
   input: { roomIds: readonly string[]; name: string; data: Record<string, unknown>; excludeSocketId?: string },
 ): Promise<{ sent: string[]; skipped: string[] }> {
   const projectId = principal.projectId;
-  if (principal.kind === 'user') {
-    await consumeRateLimit(projectId, 'events', [principal.userId], config.RATE_LIMIT_MESSAGES_PER_MINUTE);
-  }
   const listed = [...new Set(input.roomIds)];
   const sent = new Set<string>();
   const skipped = new Set<string>();

@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { onceFor } from '#domain/events/once';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { getAll } from '#shared/db/batch';
@@ -6,6 +7,7 @@ import { db, tableName } from '#shared/db/client';
 import { membershipItem, membershipKey } from '#shared/db/membership';
 import { roomItem, roomKey } from '#shared/db/room';
 import { type WatchTargetType, watchersPk, watchItem } from '#shared/db/watchlist';
+import type { DomainEvent, EventPayload } from '#shared/events';
 import { sendToUserChannels } from './user-channel';
 
 /**
@@ -49,23 +51,24 @@ export async function notifyUserWatchers(projectId: string, userId: string, acti
   });
 }
 
-/** What a `message.created` event says about its message. */
-export interface MessageActivity {
-  readonly roomId: string;
-  readonly messageId: number;
-  readonly userId: string;
-  readonly content: string;
-  readonly createdAt: string;
+/**
+ * A new message in a watched room (a `message.created` event, off the send path), at most once per
+ * event. Watchers of a private room must still be members, since membership may have ended since
+ * they started watching: one room read and one BatchGet, paid only when the room has watchers.
+ */
+export async function notifyRoomWatchers(event: DomainEvent<'message.created'>): Promise<number> {
+  const { projectId, payload: activity } = event;
+  const watchers = await watchersOf(projectId, 'room', activity.roomId);
+  if (watchers.length === 0) return 0;
+  let sent = 0;
+  await onceFor('WatcherNotifier', event, async () => {
+    sent = await notifyWatchersOfMessage(projectId, activity, watchers);
+  });
+  return sent;
 }
 
-/**
- * A new message in a watched room (from the events queue, off the send path). Watchers of a
- * private room must still be members, since membership may have ended since they started watching:
- * one room read and one BatchGet, paid only when the room has watchers.
- */
-export async function notifyRoomWatchers(projectId: string, activity: MessageActivity): Promise<number> {
-  let watchers = await watchersOf(projectId, 'room', activity.roomId);
-  if (watchers.length === 0) return 0;
+async function notifyWatchersOfMessage(projectId: string, activity: EventPayload<'message.created'>, watching: string[]): Promise<number> {
+  let watchers = watching;
   // Read here, not through `accessRoom`: the rooms module imports the realtime modules that import this one.
   const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, activity.roomId) }));
   if (!Item) return 0;

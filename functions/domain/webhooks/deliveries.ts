@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
@@ -14,14 +12,14 @@ import {
   type WebhookItem,
 } from '#shared/db/webhook';
 import { ConflictError, NotFoundError } from '#shared/errors';
+import type { DomainEvent } from '#shared/events';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
-import type { DomainEvent } from '#shared/queue';
+import { OutboundError, send } from '#shared/outbound';
 import { startWebhookRetry } from '#shared/workflows';
 import { getWebhook, subscribersOf } from './registrations';
 import { openSecret } from './secrets';
 import { signBody } from './signing';
-import { guardedLookup, isRefusedLiteralHost } from './targets';
 
 /** Waits before attempts 2, 3, 4 and 5: 60 s, 5 min, 30 min, 60 min; later attempts wait 60 min too. */
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
@@ -43,7 +41,7 @@ export interface AttemptState {
   readonly nextAttemptAt: string | null;
 }
 
-/** Stable per event and registration, so an event the queue delivers twice makes one delivery. */
+/** Stable per event and registration, so an event delivered twice (or republished) makes one delivery. */
 export const deliveryIdFor = (eventId: string, webhookId: string) =>
   `whd_${createHash('sha256').update(`${eventId}|${webhookId}`).digest('hex').slice(0, 32)}`;
 
@@ -57,12 +55,13 @@ async function readDelivery(projectId: string, deliveryId: string): Promise<Deli
  * for each that fails with attempts left, a state machine execution for the rest of the schedule.
  * A first attempt that succeeds costs no state transition at all.
  */
-export async function dispatchEvent(event: DomainEvent, eventId: string): Promise<{ deliveries: number; retrying: number }> {
+export async function dispatchEvent(event: DomainEvent): Promise<{ deliveries: number; retrying: number }> {
+  const eventId = event.id;
   const subscribers = await subscribersOf(event.projectId, event.type);
   const outcomes = await Promise.all(
     subscribers.map(async (webhook) => {
       const delivery =
-        (await createDelivery(event, eventId, webhook)) ?? (await readDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
+        (await createDelivery(event, webhook)) ?? (await readDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
       // A queue redelivery finds the record: finished ones are left alone, a pending one resumes
       // where the earlier try stopped (before its first attempt, or before its execution started).
       if (delivery?.status !== 'pending') return undefined;
@@ -95,8 +94,8 @@ async function startRetries(state: AttemptState, executionName: string): Promise
 }
 
 /** `undefined` when this event already has a delivery for this registration (a queue redelivery). */
-async function createDelivery(event: DomainEvent, eventId: string, webhook: WebhookItem): Promise<DeliveryItem | undefined> {
-  const deliveryId = deliveryIdFor(eventId, webhook.webhookId);
+async function createDelivery(event: DomainEvent, webhook: WebhookItem): Promise<DeliveryItem | undefined> {
+  const deliveryId = deliveryIdFor(event.id, webhook.webhookId);
   const now = new Date().toISOString();
   const item: DeliveryItem = {
     ...deliveryKey(event.projectId, deliveryId),
@@ -130,53 +129,25 @@ interface PostOutcome {
 }
 
 /**
- * One signed POST. Any 2xx is success; redirects are not followed (a 3xx is a failure); the
- * per-attempt timeout covers connecting and the answer; private addresses are refused at
- * connect time unless allowed.
+ * One signed POST to a user-supplied URL (`send` with its SSRF guard). Any 2xx is success;
+ * redirects are not followed (a 3xx is a failure); the per-attempt timeout covers connecting and
+ * the answer; private addresses are refused at connect time unless allowed.
  */
-function postSigned(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome> {
-  const target = new URL(url);
-  if (isRefusedLiteralHost(target)) return Promise.resolve({ httpStatus: null, error: `${target.hostname} is a private address` });
-  return new Promise((resolve) => {
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    let settled = false;
-    const finish = (outcome: PostOutcome) => {
-      if (settled) return;
-      settled = true;
-      resolve(outcome);
-    };
-    const request = send(
-      target,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        lookup: guardedLookup as never,
-        timeout: config.WEBHOOK_TIMEOUT_MS,
-      },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        response.resume();
-        response.on('end', () =>
-          finish({
-            httpStatus: status,
-            error:
-              status >= 200 && status < 300
-                ? null
-                : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
-          }),
-        );
-        response.on('error', (error) => finish({ httpStatus: status, error: error.message }));
-      },
-    );
-    request.setTimeout(config.WEBHOOK_TIMEOUT_MS, () => {
-      request.destroy();
-      finish({ httpStatus: null, error: `timed out after ${config.WEBHOOK_TIMEOUT_MS} ms` });
-    });
-    request.on('error', (error: NodeJS.ErrnoException) =>
-      finish({ httpStatus: null, error: error.code ? `${error.code}: ${error.message}` : error.message }),
-    );
-    request.end(body);
-  });
+async function postSigned(url: string, body: string, headers: Record<string, string>): Promise<PostOutcome> {
+  let status: number;
+  try {
+    ({ status } = await send({ target: 'user', method: 'POST', url, headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS }));
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    // The receiver's verdict is its status line: a body past the size cap does not change it.
+    if (error.code !== 'response_too_large' || error.status === undefined)
+      return { httpStatus: error.status ?? null, error: error.message };
+    status = error.status;
+  }
+  return {
+    httpStatus: status,
+    error: status >= 200 && status < 300 ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+  };
 }
 
 /**
@@ -194,7 +165,7 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
     ? await postSigned(webhook.url, delivery.body, {
         'content-type': 'application/json',
         'user-agent': 'serverless-chat-webhooks/1',
-        'x-service-signature': signBody(openSecret(webhook), delivery.body),
+        'x-service-signature': signBody(await openSecret(webhook), delivery.body),
         'x-service-event': delivery.eventType,
         'x-service-project-id': projectId,
         'x-service-delivery-id': deliveryId,

@@ -5,9 +5,9 @@ import { config } from '#shared/config';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { toWebhook, type WebhookItem, webhookItem, webhookKey, webhooksPk } from '#shared/db/webhook';
 import { BadRequestError, NotFoundError } from '#shared/errors';
-import { isWebhookEventType } from './catalogue';
+import { isEventType } from '#shared/events';
+import { assertAllowedTargetUrl } from '#shared/outbound-guard';
 import { openSecret, sealSecret } from './secrets';
-import { assertAllowedTargetUrl } from './targets';
 
 export const MAX_WEBHOOKS_PER_PROJECT = 50;
 
@@ -21,7 +21,7 @@ export async function registerWebhook(
   input: { url: string; eventTypes: readonly string[]; secret?: string },
   createdBy: string,
 ) {
-  const unknown = input.eventTypes.filter((type) => !isWebhookEventType(type));
+  const unknown = input.eventTypes.filter((type) => !isEventType(type));
   if (unknown.length > 0) {
     throw new BadRequestError(
       `Unknown event types: ${unknown.join(', ')}`,
@@ -42,7 +42,7 @@ export async function registerWebhook(
     webhookId,
     url: url.toString(),
     eventTypes: [...new Set(input.eventTypes)],
-    ...sealSecret(secret),
+    ...(await sealSecret(secret)),
     createdAt: new Date().toISOString(),
     createdBy,
   };

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { config } from '#shared/config';
+import { secretValue } from '#shared/secrets';
 
 /** What a registration stores for its secret. */
 export type StoredSecret = { secret: string } | { secretCiphertext: string; secretIv: string };
@@ -7,18 +7,19 @@ export type StoredSecret = { secret: string } | { secretCiphertext: string; secr
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-function encryptionKey(): Buffer | undefined {
-  const raw = config.WEBHOOK_SECRET_ENCRYPTION_KEY;
+/** The `webhook-key` secret as a 32-byte key, or `undefined` where it is not set (a local run without one). */
+async function encryptionKey(): Promise<Buffer | undefined> {
+  const raw = await secretValue('webhook-key');
   if (!raw) return undefined;
   return /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
 }
 
 /**
- * With `WEBHOOK_SECRET_ENCRYPTION_KEY`: AES-256-GCM, a random 12-byte IV, ciphertext and tag
- * stored base64 together. Without it, the spec's plaintext storage.
+ * With the `webhook-key` secret: AES-256-GCM, a random 12-byte IV, ciphertext and tag stored
+ * base64 together. Without it, the spec's plaintext storage.
  */
-export function sealSecret(secret: string): StoredSecret {
-  const key = encryptionKey();
+export async function sealSecret(secret: string): Promise<StoredSecret> {
+  const key = await encryptionKey();
   if (!key) return { secret };
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
@@ -26,11 +27,11 @@ export function sealSecret(secret: string): StoredSecret {
   return { secretCiphertext: sealed.toString('base64'), secretIv: iv.toString('base64') };
 }
 
-export function openSecret(stored: { secret?: string; secretCiphertext?: string; secretIv?: string }): string {
+export async function openSecret(stored: { secret?: string; secretCiphertext?: string; secretIv?: string }): Promise<string> {
   if (stored.secret !== undefined) return stored.secret;
-  const key = encryptionKey();
+  const key = await encryptionKey();
   if (!key || !stored.secretCiphertext || !stored.secretIv) {
-    throw new Error('Webhook secret is encrypted but WEBHOOK_SECRET_ENCRYPTION_KEY is not set');
+    throw new Error('Webhook secret is encrypted but the webhook-key secret is not set');
   }
   const sealed = Buffer.from(stored.secretCiphertext, 'base64');
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(stored.secretIv, 'base64'));

@@ -1,5 +1,6 @@
 import { createProject, PROJECT_ID_PATTERN } from '#domain/projects/projects';
 import { created, httpHandler } from '#shared/http';
+import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 
 const body = z.strictObject({
@@ -7,4 +8,4 @@ const body = z.strictObject({
   projectId: z.optional(z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be 2-63 lower-case letters, digits or dashes'))),
 });
 
-export const handler = httpHandler('CreateProject', { body }, async ({ body }) => created(await createProject(body)));
+export const handler = httpHandler('CreateProject', { body }, async ({ body }) => created(await createProject(body)), operatorAuth);

@@ -1,5 +1,6 @@
 import { PROJECT_ID_PATTERN, rotateProjectKeys } from '#domain/projects/projects';
 import { httpHandler, ok } from '#shared/http';
+import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 
 const params = z.object({ projectId: z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be a project id')) });
@@ -8,6 +9,9 @@ const body = z._default(z.strictObject({ apiKey: z._default(z.boolean(), true), 
   signingSecret: false,
 });
 
-export const handler = httpHandler('RotateProjectKeys', { params, body }, async ({ params, body }) =>
-  ok(await rotateProjectKeys(params.projectId, body)),
+export const handler = httpHandler(
+  'RotateProjectKeys',
+  { params, body },
+  async ({ params, body }) => ok(await rotateProjectKeys(params.projectId, body)),
+  operatorAuth,
 );

@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENT_TYPES } from '#domain/webhooks/catalogue';
+import { EVENT_TYPES } from '#shared/events';
 import { httpHandler, ok } from '#shared/http';
 
-export const handler = httpHandler('ListWebhookEventTypes', {}, async () => ok({ events: WEBHOOK_EVENT_TYPES }));
+export const handler = httpHandler('ListWebhookEventTypes', {}, async () => ok({ events: EVENT_TYPES }));

@@ -1,5 +1,3 @@
-import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
-import { config } from '#shared/config';
 import { BadRequestError } from '#shared/errors';
 
 /** The signature from the body, else `X-Service-Signature`, else its alias `X-Webhook-Signature`. */
@@ -12,7 +10,3 @@ export function signatureFrom(bodySignature: string | undefined, headers: Readon
   }
   return signature.trim();
 }
-
-/** The public verification routes are rate limited per source IP. */
-export const limitVerification = (sourceIp: string) =>
-  consumeRateLimit('_public', 'webhook-verify', [`ip:${sourceIp}`], config.RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE);

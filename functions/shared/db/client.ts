@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config';
+import { boundIfSet } from '#shared/bindings';
 
 /**
  * The one DynamoDB client of a function instance. The endpoint comes from the SDK's own
@@ -14,7 +14,7 @@ export const db = DynamoDBDocumentClient.from(dynamo, {
 });
 
 /** Empty on functions without table access (they never send a table request). */
-export const tableName = config.TABLE_NAME ?? '';
+export const tableName = boundIfSet('table:read') ?? '';
 
 /** True when a conditional write failed because its condition did not hold. */
 export function isConditionFailure(error: unknown): boolean {

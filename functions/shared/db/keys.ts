@@ -9,4 +9,11 @@ export const userPk = (projectId: string, userId: string) => `P#${projectId}#U#$
 
 /** Message sort keys are zero-padded so lexical order is numeric order. */
 export const MESSAGE_ID_DIGITS = 16;
-export const messageSk = (messageId: number) => `MSG#${String(messageId).padStart(MESSAGE_ID_DIGITS, '0')}`;
+/**
+ * Sort key prefixes of the items whose insertion carries domain events to the table stream's
+ * consumer (`lib/routes/events.ts` filters on them): a message is its own `message.created`, an
+ * outbox item holds an event written beside the change it announces.
+ */
+export const MESSAGE_SK_PREFIX = 'MSG#';
+export const OUTBOX_SK_PREFIX = 'EVT#';
+export const messageSk = (messageId: number) => `${MESSAGE_SK_PREFIX}${String(messageId).padStart(MESSAGE_ID_DIGITS, '0')}`;

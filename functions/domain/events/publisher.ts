@@ -1,0 +1,137 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { bound } from '#shared/bindings';
+import { MESSAGE_SK_PREFIX, OUTBOX_SK_PREFIX } from '#shared/db/keys';
+import { messageItem } from '#shared/db/message';
+import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, EventCatalogueError, parseEvent } from '#shared/events';
+import { asciiJson } from '#shared/json';
+import { logger } from '#shared/logger';
+import { messageEvents } from './message-events';
+
+/** The endpoint comes from the SDK's resolution (`AWS_ENDPOINT_URL_SNS` for the local stand-in). */
+export const sns = new SNSClient({ maxAttempts: 3 });
+
+const SNS_BATCH_ENTRIES = 10;
+/** SNS caps a batch at 256 KiB in total; a little headroom for attributes. */
+const SNS_BATCH_BYTES = 240 * 1024;
+/** Batches in flight at once. */
+const PUBLISH_CONCURRENCY = 8;
+
+/** The events a stream record carries: a new message's, or the one an outbox item holds. */
+export async function eventsOfRecord(record: DynamoDBRecord): Promise<DomainEvent[]> {
+  const image = record.dynamodb?.NewImage;
+  if (record.eventName !== 'INSERT' || !image) return [];
+  let item: Record<string, unknown>;
+  try {
+    item = unmarshall(image as Record<string, AttributeValue>);
+  } catch (error) {
+    throw new EventCatalogueError(`The record's image cannot be read: ${(error as Error).message}`);
+  }
+  const sk = String(item.sk ?? '');
+  if (sk.startsWith(MESSAGE_SK_PREFIX)) {
+    const message = messageItem.safeParse(item);
+    if (!message.success) throw new EventCatalogueError(`Message item ${sk} does not match its schema: ${message.error.message}`);
+    return messageEvents(message.data);
+  }
+  if (sk.startsWith(OUTBOX_SK_PREFIX)) return [parseEvent(item.event)];
+  return [];
+}
+
+interface Pending {
+  readonly recordIndex: number;
+  readonly event: DomainEvent;
+  readonly body: string;
+}
+
+/**
+ * Publishes the events of a batch of stream records, in as few SNS requests as the limits allow
+ * (ten per PublishBatch, several batches in flight), and returns the index of the first record
+ * whose events did not all reach the topic, or `undefined` when every one did. The stream then
+ * hands that record and the later ones over again; subscribers recognise events they already saw
+ * by id. A record whose event breaks the catalogue is logged and passed over: it would fail the same
+ * way forever and hold back every record behind it.
+ */
+export async function publishRecords(records: readonly DynamoDBRecord[]): Promise<number | undefined> {
+  let firstFailed: number | undefined;
+  const fail = (index: number) => {
+    firstFailed = firstFailed === undefined ? index : Math.min(firstFailed, index);
+  };
+  const pending: Pending[] = [];
+  await Promise.all(
+    records.map(async (record, recordIndex) => {
+      try {
+        for (const event of await eventsOfRecord(record)) pending.push({ recordIndex, event, body: asciiJson(event) });
+      } catch (error) {
+        if (error instanceof EventCatalogueError) {
+          logger.error('a stream record carries an event the catalogue refuses; passed over', {
+            error: error as Error,
+            sequenceNumber: record.dynamodb?.SequenceNumber,
+          });
+          return;
+        }
+        logger.error('reading the events of a stream record failed', {
+          error: error as Error,
+          sequenceNumber: record.dynamodb?.SequenceNumber,
+        });
+        fail(recordIndex);
+      }
+    }),
+  );
+  pending.sort((a, b) => a.recordIndex - b.recordIndex);
+
+  const batches = toBatches(pending);
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      const batch = batches[next++] as Pending[];
+      for (const failedIndex of await publishBatch(batch)) fail(failedIndex);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, batches.length) }, worker));
+  return firstFailed;
+}
+
+function toBatches(pending: readonly Pending[]): Pending[][] {
+  const batches: Pending[][] = [];
+  let current: Pending[] = [];
+  let bytes = 0;
+  for (const entry of pending) {
+    const size = Buffer.byteLength(entry.body);
+    if (current.length >= SNS_BATCH_ENTRIES || (current.length > 0 && bytes + size > SNS_BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/** One PublishBatch; the record indexes of the entries that did not make it. */
+async function publishBatch(batch: readonly Pending[]): Promise<number[]> {
+  try {
+    const result = await sns.send(
+      new PublishBatchCommand({
+        TopicArn: bound('events:publish'),
+        PublishBatchRequestEntries: batch.map((entry, index) => ({
+          Id: String(index),
+          Message: entry.body,
+          MessageAttributes: {
+            [EVENT_TYPE_ATTRIBUTE]: { DataType: 'String', StringValue: entry.event.type },
+            projectId: { DataType: 'String', StringValue: entry.event.projectId },
+          },
+        })),
+      }),
+    );
+    const failed = result.Failed ?? [];
+    if (failed.length > 0) logger.error('the topic refused events', { failed });
+    return failed.map((failure) => (batch[Number(failure.Id)] as Pending).recordIndex);
+  } catch (error) {
+    logger.error('publishing events failed', { error: error as Error, events: batch.length });
+    return batch.map((entry) => entry.recordIndex);
+  }
+}

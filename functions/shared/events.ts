@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import * as z from '#shared/schema';
+
+/**
+ * THE catalogue of domain events: type → payload schema, shared by the producers (which write
+ * events with the changes they announce), the publisher (which checks each against its schema
+ * before it reaches a subscriber) and the subscribers (webhooks offer every type; the catalogue is
+ * the list `GET /webhooks/event-types` returns).
+ */
+const roomEvent = { roomId: z.string() };
+const presence = z.object({ ...roomEvent, userId: z.string(), subscriptionCount: z.number().check(z.int()) });
+const roomMoment = z.object({ ...roomEvent, at: z.string() });
+
+export const eventCatalogue = {
+  'message.created': z.object({
+    ...roomEvent,
+    messageId: z.number().check(z.int()),
+    userId: z.string(),
+    content: z.string(),
+    parent_id: z.nullable(z.number().check(z.int())),
+    attachments: z.array(z.string()),
+    createdAt: z.string(),
+  }),
+  mention: z.object({ ...roomEvent, messageId: z.number().check(z.int()), mentionedUserId: z.string(), userId: z.string() }),
+  'moderation.auto_flag': z.object({ ...roomEvent, messageId: z.number().check(z.int()), userId: z.string(), reason: z.string() }),
+  'room.occupied': roomMoment,
+  'room.vacated': roomMoment,
+  cache_miss: roomMoment,
+  member_joined: presence,
+  member_left: presence,
+  subscription_count: z.object({ ...roomEvent, subscriptionCount: z.number().check(z.int()) }),
+  client_event: z.object({ ...roomEvent, event: z.string(), data: z.unknown() }),
+  'user.event': z.object({ userId: z.string(), event: z.string(), data: z.unknown() }),
+  // Announced by areas still to come (reports, edits, membership changes, summaries, handoff). The
+  // spec does not show their payloads; each producer pins its own when it lands.
+  'report.created': z.looseObject({ ...roomEvent }),
+  'message.updated': z.looseObject({ ...roomEvent }),
+  'room.member_joined': z.looseObject({ ...roomEvent }),
+  'room.summary': z.looseObject({ ...roomEvent }),
+  handoff: z.looseObject({ ...roomEvent }),
+} as const;
+
+export type EventType = keyof typeof eventCatalogue;
+export type EventPayload<T extends EventType> = z.infer<(typeof eventCatalogue)[T]>;
+export const EVENT_TYPES = Object.keys(eventCatalogue) as EventType[];
+
+/**
+ * The message attribute the publisher sets to the event type on the topic; each subscriber's filter
+ * policy matches on it (`lib/constructs/chat-subscribers.ts`, `lib/local/sqs-local.ts`).
+ */
+export const EVENT_TYPE_ATTRIBUTE = 'type';
+
+const knownTypes = new Set<string>(EVENT_TYPES);
+export const isEventType = (type: string): type is EventType => knownTypes.has(type);
+
+/**
+ * The envelope every subscriber receives, and the webhook body (without `id`): the spec's
+ * `type`, `projectId`, `payload`, `createdAt`, plus an `id` consumers stay idempotent by.
+ */
+export type DomainEvent<T extends EventType = EventType> = {
+  [K in T]: {
+    readonly id: string;
+    readonly type: K;
+    readonly projectId: string;
+    readonly payload: EventPayload<K>;
+    readonly createdAt: string;
+  };
+}[T];
+
+const envelope = z.object({
+  id: z.string().check(z.minLength(1)),
+  type: z.string(),
+  projectId: z.string().check(z.minLength(1)),
+  payload: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+});
+
+/** An event (or the item that should carry one) that breaks the catalogue: a bug, never a passing outage. */
+export class EventCatalogueError extends Error {
+  override readonly name = 'EventCatalogueError';
+}
+
+const issuesText = (error: z.core.$ZodError) => error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+
+/** Checks an event against the catalogue; throws {@link EventCatalogueError} naming the offending fields otherwise. */
+export function parseEvent(raw: unknown): DomainEvent {
+  const parsed = envelope.safeParse(raw);
+  if (!parsed.success) throw new EventCatalogueError(`Not an event envelope: ${issuesText(parsed.error)}`);
+  const outer = parsed.data;
+  if (!isEventType(outer.type)) throw new EventCatalogueError(`Unknown event type ${JSON.stringify(outer.type).slice(0, 80)}`);
+  const payload = eventCatalogue[outer.type].safeParse(outer.payload);
+  if (!payload.success) {
+    throw new EventCatalogueError(`Event ${outer.id} (${outer.type}) does not match the catalogue: ${issuesText(payload.error)}`);
+  }
+  return { ...outer, payload: payload.data } as DomainEvent;
+}
+
+/** Builds an event checked against the catalogue at the producer, where a mistake is a bug to see at once. */
+export function domainEvent<T extends EventType>(
+  type: T,
+  projectId: string,
+  payload: EventPayload<T>,
+  options: { id: string; createdAt?: string },
+): DomainEvent<T> {
+  return parseEvent({
+    id: options.id,
+    type,
+    projectId,
+    payload,
+    createdAt: options.createdAt ?? new Date().toISOString(),
+  }) as DomainEvent<T>;
+}
+
+/**
+ * A UUID (version 8, name-based on SHA-256) for an event derived from stored data, such as the
+ * `message.created` of a message item: the same item yields the same id however often the stream
+ * hands it over, so every subscriber can recognise a repeat.
+ */
+export function derivedEventId(...parts: readonly (string | number)[]): string {
+  const bytes = createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x80;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,34 @@
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretId } from '#lib/bindings';
+import { boundIfSet } from '#shared/bindings';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
+import { checkSecretFormat } from '#shared/secret-formats';
+
+let client: SecretsManagerClient | undefined;
+/** `null` caches "not set", so an unconfigured secret costs one request per cache period, not one per call. */
+const cache = new TtlCache<string | null>(config.SECRETS_CACHE_TTL_MS);
+
+/**
+ * The value of a secret this function is bound to (`secret:<id>` in its wiring-table entry), read
+ * from Secrets Manager (the local stand-in on one machine) and kept for `SECRETS_CACHE_TTL_MS`, so
+ * a replaced value reaches every instance within that time. `undefined` when the secret does not
+ * exist (locally: its setting is unset).
+ */
+export async function secretValue(secretId: SecretId): Promise<string | undefined> {
+  const cached = cache.get(secretId);
+  if (cached !== undefined) return cached ?? undefined;
+  const arn = boundIfSet(`secret:${secretId}`);
+  let value: string | undefined;
+  if (arn) {
+    client ??= new SecretsManagerClient({ maxAttempts: 3 });
+    try {
+      const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+      value = SecretString === undefined ? undefined : checkSecretFormat(secretId, SecretString);
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
+  }
+  cache.set(secretId, value ?? null);
+  return value;
+}

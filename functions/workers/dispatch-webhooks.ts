@@ -1,0 +1,11 @@
+import { dispatchEvent } from '#domain/webhooks/deliveries';
+import { parseEvent } from '#shared/events';
+import { sqsBatchHandler } from '#shared/sqs-batch';
+
+/**
+ * The webhook subscriber's queue consumer: each event reaches the project's webhooks subscribed to
+ * its type. Idempotent by event id: a repeated event finds its delivery records and sends nothing twice.
+ */
+export const handler = sqsBatchHandler('dispatching an event to webhooks', async (body) => {
+  await dispatchEvent(parseEvent(body));
+});

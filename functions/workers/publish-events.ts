@@ -1,0 +1,15 @@
+import middy from '@middy/core';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { publishRecords } from '#domain/events/publisher';
+
+/**
+ * The table stream's consumer: the domain events of new messages and outbox items go to the event
+ * topic. A record whose events did not all get there is reported as the batch's failure, so the
+ * stream hands it (and what follows it) over again, and nothing written is ever left unpublished.
+ */
+export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
+  const firstFailed = await publishRecords(event.Records);
+  if (firstFailed === undefined) return { batchItemFailures: [] };
+  const sequenceNumber = event.Records[firstFailed]?.dynamodb?.SequenceNumber ?? '';
+  return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
+});

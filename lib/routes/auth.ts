@@ -1,0 +1,54 @@
+import type { Area } from './types.ts';
+
+/** Projects (tenants) and the credentials of their users. */
+export const auth: Area = {
+  id: 'Auth',
+  summary: 'Projects, their keys, user tokens and sign-in',
+  httpRoutes: [
+    {
+      id: 'CreateProject',
+      method: 'POST',
+      path: '/platform/projects',
+      handler: 'http/platform/create-project.ts',
+      auth: 'operator',
+      bindings: ['table:read', 'table:write', 'secret:operator-key'],
+      summary: 'Create a project (tenant); returns its API key and signing secret once',
+    },
+    {
+      id: 'RotateProjectKeys',
+      method: 'POST',
+      path: '/platform/projects/{projectId}/rotate-keys',
+      handler: 'http/platform/rotate-project-keys.ts',
+      auth: 'operator',
+      bindings: ['table:read', 'table:write', 'secret:operator-key'],
+      summary: 'Replace a project API key and/or JWT signing secret',
+    },
+    {
+      id: 'CreateToken',
+      method: 'POST',
+      path: '/auth/token',
+      handler: 'http/auth/create-token.ts',
+      auth: 'apiKey',
+      bindings: ['table:read'],
+      summary: 'Mint a user JWT for the API key project',
+    },
+    {
+      id: 'SignIn',
+      method: 'POST',
+      path: '/auth/signin',
+      handler: 'http/auth/sign-in.ts',
+      auth: 'none',
+      bindings: ['table:read'],
+      summary: 'Exchange user credentials for a session JWT',
+    },
+    {
+      id: 'SetUserCredentials',
+      method: 'PUT',
+      path: '/users/{userId}/credentials',
+      handler: 'http/auth/set-user-credentials.ts',
+      auth: 'apiKey',
+      bindings: ['table:read', 'table:write'],
+      summary: 'Set a user password and roles for sign-in',
+    },
+  ],
+};

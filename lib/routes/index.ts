@@ -1,0 +1,78 @@
+/**
+ * THE wiring table. Every HTTP route, WebSocket route and frame type, queue, queue consumer, event
+ * subscriber, stream consumer and state machine of the service is listed once, in the file of its
+ * area. The CDK app builds one nested stack per area from it (`lib/stacks/`), the local gateway
+ * and stand-ins route from it (`lib/local/`), and handlers read their own auth, flag and rate limit
+ * from it (`functions/shared/http.ts`), so nothing can drift between the two worlds.
+ *
+ * Plain data only: this module is bundled into every function, so it must not import CDK or domain code.
+ */
+import { auth } from './auth.ts';
+import { events } from './events.ts';
+import { messages } from './messages.ts';
+import { ops } from './ops.ts';
+import { realtime } from './realtime.ts';
+import { rooms } from './rooms.ts';
+import type {
+  Area,
+  EventSubscriber,
+  FrameRoute,
+  FunctionEntry,
+  HttpRoute,
+  QueueConsumer,
+  QueueDefinition,
+  StateMachineDefinition,
+  StreamConsumer,
+  WebSocketRoute,
+} from './types.ts';
+import { webhooks } from './webhooks.ts';
+
+export * from './types.ts';
+
+/** Every area; each becomes a nested stack that depends on the root stack only, never on another area. */
+export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, events];
+
+export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
+export const webSocketRoutes: readonly WebSocketRoute[] = areas.flatMap((area) => area.webSocketRoutes ?? []);
+export const webSocketFrames: readonly FrameRoute[] = areas.flatMap((area) => area.frames ?? []);
+export const queues: readonly QueueDefinition[] = areas.flatMap((area) => area.queues ?? []);
+export const queueConsumers: readonly QueueConsumer[] = areas.flatMap((area) => area.queueConsumers ?? []);
+export const eventSubscribers: readonly EventSubscriber[] = areas.flatMap((area) => area.eventSubscribers ?? []);
+export const streamConsumers: readonly StreamConsumer[] = areas.flatMap((area) => area.streamConsumers ?? []);
+export const stateMachines: readonly StateMachineDefinition[] = areas.flatMap((area) => area.stateMachines ?? []);
+
+/** Every function of an area, whatever invokes it. */
+export function functionsOf(area: Area): FunctionEntry[] {
+  const entry = (kind: FunctionEntry['kind'], fn: Omit<FunctionEntry, 'kind' | 'area'>): FunctionEntry => ({
+    kind,
+    area: area.id,
+    id: fn.id,
+    handler: fn.handler,
+    bindings: fn.bindings,
+    timeoutSeconds: fn.timeoutSeconds,
+    summary: fn.summary,
+  });
+  return [
+    ...(area.httpRoutes ?? []).map((route) => entry('http', route)),
+    ...(area.webSocketRoutes ?? []).map((route) => entry('webSocket', route)),
+    ...(area.queueConsumers ?? []).map((consumer) => entry('queueConsumer', consumer)),
+    ...(area.eventSubscribers ?? []).map((subscriber) => entry('eventSubscriber', subscriber)),
+    ...(area.streamConsumers ?? []).map((consumer) => entry('streamConsumer', consumer)),
+    ...(area.stateMachines ?? []).flatMap((machine) => machine.tasks.map((task) => entry('task', task))),
+  ];
+}
+
+/** Every function of the wiring table. */
+export const functionEntries: readonly FunctionEntry[] = areas.flatMap(functionsOf);
+
+/** The route whose id is given; throws at cold start for a typo rather than at request time. */
+export function httpRoute(id: string): HttpRoute {
+  const route = httpRoutes.find((candidate) => candidate.id === id);
+  if (!route) throw new Error(`No HTTP route with id ${id} in lib/routes/`);
+  return route;
+}
+
+/** The frame route a frame type falls under (`client-typing` → `client-*`), if any. */
+export function frameRoute(type: string): FrameRoute | undefined {
+  return webSocketFrames.find((frame) => (frame.type.endsWith('*') ? type.startsWith(frame.type.slice(0, -1)) : frame.type === type));
+}

@@ -1,0 +1,152 @@
+import { messageWriter } from './messages.ts';
+import type { Area, QueueDefinition } from './types.ts';
+
+/** Shared with the rooms and messages areas, which queue fan-out batches of large rooms. */
+export const realtimeQueue: QueueDefinition = {
+  id: 'Realtime',
+  // Six times the worker's timeout, as AWS advises for SQS event sources.
+  visibilityTimeoutSeconds: 180,
+  maxReceiveCount: 3,
+  summary: 'Realtime jobs: the welcome frames after a connect, and fan-out batches of large rooms',
+};
+
+/** WebSocket and SSE delivery, presence, server events, the user channel and the watchlist. */
+export const realtime: Area = {
+  id: 'Realtime',
+  summary: 'WebSocket and SSE delivery, presence, server and user events, the watchlist',
+  webSocketRoutes: [
+    {
+      routeKey: '$connect',
+      id: 'WsConnect',
+      handler: 'ws/connect.ts',
+      bindings: ['table:read', 'table:write', 'queue:Realtime'],
+      summary: 'Authenticate the token, check room membership (or user channel ownership), store the connection, queue the welcome frames',
+    },
+    {
+      routeKey: '$disconnect',
+      id: 'WsDisconnect',
+      handler: 'ws/disconnect.ts',
+      bindings: messageWriter,
+      summary: 'Delete the connection; presence leave frames and room events',
+    },
+    {
+      routeKey: '$default',
+      id: 'WsDefault',
+      handler: 'ws/default.ts',
+      bindings: messageWriter,
+      summary: 'Client frames, dispatched by type from the frame table',
+    },
+  ],
+  frames: [
+    { type: 'ping', channels: ['room', 'user'], summary: 'Answered with pong' },
+    {
+      type: 'message',
+      channels: ['room'],
+      // The message rate limit is the pipeline's, shared by every way in (REST, socket, imports).
+      summary: "A message to the socket's room through the message pipeline, answered by ack or error",
+    },
+    {
+      type: 'client-*',
+      channels: ['room'],
+      rateLimit: { bucket: 'client-events', per: 'connection', setting: 'RATE_LIMIT_CLIENT_EVENTS_PER_SECOND', windowSeconds: 1 },
+      summary: "Relayed to the room's other connections and offered to client_event webhooks",
+    },
+  ],
+  httpRoutes: [
+    {
+      id: 'StreamRoom',
+      method: 'GET',
+      path: '/rooms/{roomId}/stream',
+      handler: 'http/realtime/stream-room.ts',
+      auth: 'user',
+      bindings: ['table:read', 'table:write'],
+      transport: 'functionUrl',
+      reservedConcurrency: 'streams',
+      summary: 'Server-sent events of a room (token in Authorization or ?token=), resumable with Last-Event-ID',
+    },
+    {
+      id: 'PublishEvents',
+      method: 'POST',
+      path: '/events',
+      handler: 'http/realtime/publish-events.ts',
+      auth: 'userOrService',
+      minRole: 'member',
+      rateLimit: { bucket: 'events', per: 'user', setting: 'RATE_LIMIT_MESSAGES_PER_MINUTE' },
+      bindings: messageWriter,
+      summary: 'Broadcast a server event to rooms the caller may post to, except one socket',
+    },
+    {
+      id: 'PublishUserEvent',
+      method: 'POST',
+      path: '/users/{userId}/events',
+      handler: 'http/realtime/publish-user-event.ts',
+      auth: 'userOrService',
+      bindings: messageWriter,
+      summary: "Push a notification to a user's user channel (the user or an admin)",
+    },
+    {
+      id: 'CloseUserConnections',
+      method: 'DELETE',
+      path: '/users/{userId}/connections',
+      handler: 'http/realtime/close-user-connections.ts',
+      auth: 'userOrService',
+      bindings: messageWriter,
+      summary: 'Close every room and user-channel connection of a user (the user or an admin)',
+    },
+    {
+      id: 'ListWatchlist',
+      method: 'GET',
+      path: '/users/{userId}/watchlist',
+      handler: 'http/realtime/list-watchlist.ts',
+      auth: 'userOrService',
+      bindings: ['table:read'],
+      summary: "A user's watched rooms and users (the user or an admin)",
+    },
+    {
+      id: 'AddWatchlistTarget',
+      method: 'POST',
+      path: '/users/{userId}/watchlist',
+      handler: 'http/realtime/add-watchlist-target.ts',
+      auth: 'userOrService',
+      bindings: ['table:read', 'table:write'],
+      summary: 'Watch a room or a user: activity reaches the user channel',
+    },
+    {
+      id: 'RemoveWatchlistTarget',
+      method: 'DELETE',
+      path: '/users/{userId}/watchlist',
+      handler: 'http/realtime/remove-watchlist-target.ts',
+      auth: 'userOrService',
+      bindings: ['table:read', 'table:write'],
+      summary: 'Stop watching a room or a user',
+    },
+  ],
+  queues: [realtimeQueue],
+  queueConsumers: [
+    {
+      id: 'RealtimeWorker',
+      queue: 'Realtime',
+      handler: 'workers/realtime.ts',
+      batchSize: 10,
+      // Welcome frames wait on nothing else, and large rooms fan out over several batches at once.
+      maxConcurrency: 8,
+      timeoutSeconds: 30,
+      bindings: messageWriter,
+      summary: 'Welcome frames of new connections and fan-out batches of large rooms',
+    },
+  ],
+  eventSubscribers: [
+    {
+      id: 'WatcherNotifier',
+      eventTypes: ['message.created'],
+      handler: 'workers/notify-watchers.ts',
+      batchSize: 10,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      visibilityTimeoutSeconds: 180,
+      maxReceiveCount: 5,
+      bindings: ['table:read', 'table:write', 'connections:manage'],
+      summary: "A new message in a watched room reaches the watchers' user channels",
+    },
+  ],
+};

@@ -1,0 +1,225 @@
+/**
+ * The shapes of the wiring table (`lib/routes/`). Plain data only: the table is bundled into every
+ * function, so nothing here may import CDK or domain code at run time.
+ */
+import type { EventType } from '../../functions/shared/events.ts';
+import type { Binding } from '../bindings.ts';
+
+/** How a caller proves who it is. */
+export type AuthKind =
+  /** No credentials. */
+  | 'none'
+  /** `X-Service-Operator-Key` equal to the `operator-key` secret; the route answers 404 while that secret is not set. */
+  | 'operator'
+  /** `X-Service-Api-Key` of a project: a service principal with admin rights. */
+  | 'apiKey'
+  /** `Authorization: Bearer <JWT>` of a project user. */
+  | 'user'
+  /** A user JWT or a project API key (server routes). */
+  | 'userOrService';
+
+/** Project roles carried in the JWT `roles` claim, lowest first. `guest` sits below `member`. */
+export const ROLES = ['guest', 'member', 'moderator', 'admin', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The client feature flags of the spec; `functions/domain/flags/feature-flags.ts` holds their defaults. */
+export const FEATURE_FLAGS = ['voice_messages', 'reply_suggestions', 'embed_widget', 'reconnect_backoff_fluxy'] as const;
+export type FeatureFlag = (typeof FEATURE_FLAGS)[number];
+
+/** Settings (`functions/shared/config.ts`) that hold a rate limit per window. */
+export type RateLimitSetting =
+  | 'RATE_LIMIT_MESSAGES_PER_MINUTE'
+  | 'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE'
+  | 'RATE_LIMIT_CLIENT_EVENTS_PER_SECOND';
+
+/**
+ * A rate limit the route (or frame) is held to, counted before its handler runs
+ * (`functions/shared/http.ts`, `functions/shared/frames.ts`); over it the caller gets 429 with
+ * `Retry-After` (an `error` frame with `retryAfter` on a socket).
+ */
+export interface RateLimit {
+  /** The counter's name; routes naming the same bucket share one budget. */
+  readonly bucket: string;
+  /**
+   * What is counted: the source IP, the calling user (a service principal, the project API key,
+   * is not limited), or the WebSocket connection (frames only).
+   */
+  readonly per: 'ip' | 'user' | 'connection';
+  /** The setting holding the limit per window. */
+  readonly setting: RateLimitSetting;
+  /** @default 60 */
+  readonly windowSeconds?: number;
+}
+
+/**
+ * Where an HTTP route is served on AWS. `httpApi` is the HTTP API; `functionUrl` is a Lambda function
+ * URL in `RESPONSE_STREAM` mode, for routes that stream (SSE), which HTTP APIs cannot. The local
+ * gateway serves both on one port.
+ */
+export type Transport = 'httpApi' | 'functionUrl';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRoute {
+  /** Stable id; also the Lambda function's logical name. */
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** API Gateway path syntax: `/rooms/{roomId}`. */
+  readonly path: string;
+  /** Handler module, relative to `functions/`; it exports `handler`. */
+  readonly handler: string;
+  readonly auth: AuthKind;
+  /** Lowest JWT role admitted. A service principal (API key) passes every role check. @default 'guest' */
+  readonly minRole?: Role;
+  /** The route answers 403 `feature_disabled` while this flag is off for the caller's project. */
+  readonly flag?: FeatureFlag;
+  readonly rateLimit?: RateLimit;
+  /** What the handler may touch (`lib/bindings.ts`): each becomes one least-privilege grant and one variable. */
+  readonly bindings: readonly Binding[];
+  /** @default 'httpApi' */
+  readonly transport?: Transport;
+  /**
+   * Concurrent executions reserved for (and capped at) this route's function. Streaming routes hold
+   * an execution per open stream; the cap keeps a crowd of them from starving the other routes of
+   * the account's concurrency. @default - unreserved (the account pool)
+   */
+  readonly reservedConcurrency?: 'streams';
+  readonly summary: string;
+}
+
+export interface WebSocketRoute {
+  readonly routeKey: '$connect' | '$disconnect' | '$default';
+  readonly id: string;
+  readonly handler: string;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
+/** The channels of a WebSocket connection: a room's, or a user's own (`/ws/user/<userId>`). */
+export type Channel = 'room' | 'user';
+
+/**
+ * A client frame type, dispatched inside `$default` by `functions/ws/default.ts` (middy
+ * `ws-router`'s shape, one level down: API Gateway routes on the route key, frames route on `type`).
+ */
+export interface FrameRoute {
+  /** The frame's `type`; a trailing `*` matches every type with that prefix (`client-*`). */
+  readonly type: string;
+  /** The channels that accept it; others answer `unsupported_frame`. */
+  readonly channels: readonly Channel[];
+  readonly flag?: FeatureFlag;
+  readonly rateLimit?: RateLimit;
+  readonly summary: string;
+}
+
+/** A Lambda consumer of one queue (an SQS event source on AWS, a polling loop locally). */
+export interface QueueConsumer {
+  readonly id: string;
+  /** `id` of a shared queue (`queues`). */
+  readonly queue: string;
+  readonly handler: string;
+  readonly batchSize: number;
+  /** Concurrent batches (the event source's maximum concurrency on AWS, at least 2; pollers locally). */
+  readonly maxConcurrency: number;
+  /** Seconds; the queue's visibility timeout must exceed it. */
+  readonly timeoutSeconds: number;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
+/**
+ * A subscriber of the domain events: its own queue (and dead-letter queue) subscribed to the event
+ * fan-out with a filter on the event type, and a consumer function reading it in batches with
+ * partial batch failures. One failing subscriber never makes another see an event twice.
+ */
+export interface EventSubscriber {
+  /** The consumer function's id; its queue is `<id>Queue`. */
+  readonly id: string;
+  /** The event types delivered to its queue (an SNS filter policy on the `type` attribute). */
+  readonly eventTypes: readonly EventType[] | 'all';
+  readonly handler: string;
+  readonly batchSize: number;
+  /** Concurrent batches, as for {@link QueueConsumer}. */
+  readonly maxConcurrency: number;
+  readonly timeoutSeconds: number;
+  /** Must exceed `timeoutSeconds`. */
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives after which an event moves to the subscriber's dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
+/**
+ * A consumer of the table's change stream: a DynamoDB event source with these filters on AWS,
+ * `lib/local/stream-poller.ts` locally. Patterns use Lambda's event filtering syntax; a record
+ * reaches the handler when any pattern matches.
+ */
+export interface StreamConsumer {
+  readonly id: string;
+  readonly handler: string;
+  readonly batchSize: number;
+  readonly filters: readonly Record<string, unknown>[];
+  readonly timeoutSeconds: number;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
+/** A Lambda function a state machine invokes: its ARN replaces `${placeholder}` in the ASL file. */
+export interface StateMachineTask {
+  readonly placeholder: string;
+  readonly id: string;
+  readonly handler: string;
+  readonly timeoutSeconds: number;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
+/** A Step Functions Standard state machine whose ASL lives in `lib/state-machines/`. */
+export interface StateMachineDefinition {
+  readonly id: string;
+  /** Relative to the repository root; CDK and the local interpreter load this same file. */
+  readonly definitionFile: string;
+  readonly tasks: readonly StateMachineTask[];
+  readonly summary: string;
+}
+
+/** A queue shared between areas (created by the root stack). */
+export interface QueueDefinition {
+  readonly id: string;
+  /** Seconds a received message stays invisible; must exceed the consumer's timeout. */
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives after which a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly summary: string;
+}
+
+/**
+ * One area of the service: a file of the wiring table and, on AWS, one nested stack holding the
+ * area's functions, routes, subscriber queues, state machines and alarms.
+ */
+export interface Area {
+  /** The nested stack's id (`Rooms`), PascalCase. */
+  readonly id: string;
+  readonly summary: string;
+  readonly httpRoutes?: readonly HttpRoute[];
+  readonly webSocketRoutes?: readonly WebSocketRoute[];
+  readonly frames?: readonly FrameRoute[];
+  /** Queues shared with other areas; the root stack creates them. */
+  readonly queues?: readonly QueueDefinition[];
+  readonly queueConsumers?: readonly QueueConsumer[];
+  readonly eventSubscribers?: readonly EventSubscriber[];
+  readonly streamConsumers?: readonly StreamConsumer[];
+  readonly stateMachines?: readonly StateMachineDefinition[];
+}
+
+/** Every Lambda function of the wiring table, whatever invokes it. */
+export interface FunctionEntry {
+  readonly id: string;
+  readonly area: string;
+  readonly kind: 'http' | 'webSocket' | 'queueConsumer' | 'eventSubscriber' | 'streamConsumer' | 'task';
+  readonly handler: string;
+  readonly bindings: readonly Binding[];
+  readonly timeoutSeconds?: number;
+  readonly summary: string;
+}

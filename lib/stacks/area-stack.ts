@@ -1,0 +1,162 @@
+import { Duration, NestedStack, type NestedStackProps } from 'aws-cdk-lib';
+import type { HttpApi, WebSocketApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import type { Construct } from 'constructs';
+import type { BoundResources } from '../bindings.ts';
+import { addHttpRoute, addStreamingUrl, addWebSocketRoute, streamingRouteTimeout } from '../constructs/chat-apis.ts';
+import { addSqsConsumer, addStreamConsumer } from '../constructs/chat-consumers.ts';
+import { ChatFunction } from '../constructs/chat-function.ts';
+import { AreaAlarms } from '../constructs/chat-observability.ts';
+import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../constructs/chat-queues.ts';
+import { addEventSubscriber } from '../constructs/chat-subscribers.ts';
+import { ChatWorkflow } from '../constructs/chat-workflows.ts';
+import { type Area, type FunctionEntry, functionsOf } from '../routes/index.ts';
+import { type ChatConfig, sharedEnvironment } from './chat-config.ts';
+
+/** What the root stack shares with every area. */
+export interface SharedResources extends Omit<BoundResources, 'stateMachine'> {
+  readonly httpApi: HttpApi;
+  readonly webSocketApi: WebSocketApi;
+  /** The shared queues with their dead-letter queues, by id. */
+  readonly sharedQueues: ReadonlyMap<string, ChatQueue>;
+  readonly alarmTopic: ITopic;
+}
+
+/** Properties of {@link AreaStack}. */
+export interface AreaStackProps extends NestedStackProps {
+  readonly area: Area;
+  readonly shared: SharedResources;
+  readonly config: ChatConfig;
+}
+
+/**
+ * One area of the wiring table as a nested stack: a function per entry (HTTP and WebSocket routes,
+ * queue consumers, event subscribers, stream consumers, state machine tasks) bound to what its
+ * entry names, the API routes and function URLs that invoke them, the area's own queues (one per
+ * event subscriber), state machines and alarms.
+ *
+ * An area references the root stack only (CloudFormation passes those values in as parameters of
+ * the nested stack), never another area, so areas deploy in parallel after the root's shared
+ * resources and one area's resources never count against another's limits.
+ */
+export class AreaStack extends NestedStack {
+  public readonly area: Area;
+  /** Every function of the area, by wiring-table id. */
+  public readonly functions: ReadonlyMap<string, ChatFunction>;
+  /** The function URL of every `functionUrl` route, by route id. */
+  public readonly functionUrls: ReadonlyMap<string, FunctionUrl>;
+  /** The area's state machines, by id. */
+  public readonly workflows: ReadonlyMap<string, ChatWorkflow>;
+  /** The area's own queues: one per event subscriber. */
+  public readonly queues: readonly ChatQueue[];
+  /** Where each stream consumer leaves the coordinates of batches it could not process in time. */
+  public readonly failureQueues: readonly StreamFailureQueue[];
+  public readonly alarms: AreaAlarms;
+
+  constructor(scope: Construct, id: string, props: AreaStackProps) {
+    super(scope, id, { description: `${props.area.id} area: ${props.area.summary}`, ...props });
+    const { area, shared, config } = props;
+    this.area = area;
+
+    const entries = new Map(functionsOf(area).map((entry) => [entry.id, entry]));
+    const functions = new Map<string, ChatFunction>();
+    const environment = sharedEnvironment(config);
+    const create = (entry: FunctionEntry, options: { description: string; timeout?: Duration; reserved?: number }) => {
+      if (functions.has(entry.id)) throw new Error(`Two functions have the id ${entry.id} in lib/routes/`);
+      const fn = new ChatFunction(this, entry.id, {
+        handlerPath: entry.handler,
+        description: options.description,
+        timeout: options.timeout ?? (entry.timeoutSeconds ? Duration.seconds(entry.timeoutSeconds) : undefined),
+        reservedConcurrentExecutions: options.reserved,
+        environment,
+        logRemovalPolicy: config.removalPolicy,
+      });
+      functions.set(entry.id, fn);
+      return fn;
+    };
+    const entryOf = (functionId: string) => entries.get(functionId) as FunctionEntry;
+
+    // Task functions come first: their state machines must exist before anything bound to them.
+    const workflows = new Map<string, ChatWorkflow>();
+    for (const definition of area.stateMachines ?? []) {
+      const tasks = new Map(
+        definition.tasks.map((task) => [
+          task.id,
+          create(entryOf(task.id), { description: `Task ${task.placeholder} of state machine ${definition.id}: ${task.summary}` }),
+        ]),
+      );
+      workflows.set(
+        definition.id,
+        new ChatWorkflow(this, definition.id, { definition, tasks, stage: config.stage, logRemovalPolicy: config.removalPolicy }),
+      );
+    }
+    this.workflows = workflows;
+    const resources: BoundResources = {
+      ...shared,
+      stateMachine: (machineId) => {
+        const workflow = workflows.get(machineId);
+        if (!workflow) throw new Error(`The ${area.id} area binds state machine ${machineId}, which is not one of its own (lib/routes/)`);
+        return workflow.stateMachine;
+      },
+    };
+
+    const functionUrls = new Map<string, FunctionUrl>();
+    for (const route of area.httpRoutes ?? []) {
+      const description = `${route.method} ${route.path}: ${route.summary}`;
+      if ((route.transport ?? 'httpApi') === 'functionUrl') {
+        const fn = create(entryOf(route.id), {
+          description,
+          timeout: streamingRouteTimeout,
+          reserved: route.reservedConcurrency === 'streams' ? config.streamConcurrency : undefined,
+        });
+        functionUrls.set(route.id, addStreamingUrl(route, fn, config));
+      } else {
+        addHttpRoute(this, shared.httpApi, route, create(entryOf(route.id), { description }));
+      }
+    }
+    this.functionUrls = functionUrls;
+
+    for (const route of area.webSocketRoutes ?? []) {
+      const fn = create(entryOf(route.id), { description: `WebSocket ${route.routeKey}: ${route.summary}` });
+      addWebSocketRoute(this, shared.webSocketApi, route, fn);
+    }
+
+    for (const consumer of area.queueConsumers ?? []) {
+      const queue = shared.sharedQueues.get(consumer.queue);
+      if (!queue) throw new Error(`Consumer ${consumer.id} reads ${consumer.queue}, which is not a shared queue of lib/routes/`);
+      const fn = create(entryOf(consumer.id), { description: `Consumer of the ${consumer.queue} queue: ${consumer.summary}` });
+      addSqsConsumer(fn, queue.queue, consumer, queue.visibilityTimeoutSeconds);
+    }
+
+    const queues: ChatQueue[] = [];
+    for (const subscriber of area.eventSubscribers ?? []) {
+      const fn = create(entryOf(subscriber.id), { description: `Event subscriber: ${subscriber.summary}` });
+      queues.push(addEventSubscriber(this, shared.eventTopic, subscriber, fn));
+    }
+
+    const failureQueues: StreamFailureQueue[] = [];
+    for (const consumer of area.streamConsumers ?? []) {
+      const fn = create(entryOf(consumer.id), { description: `Table stream consumer: ${consumer.summary}` });
+      const failures = streamFailureQueue(this, consumer.id);
+      addStreamConsumer(fn, shared.table, consumer, failures.queue);
+      failureQueues.push(failures);
+    }
+    this.queues = queues;
+    this.failureQueues = failureQueues;
+
+    // Bindings last: every function and state machine of the area exists by now.
+    for (const [functionId, fn] of functions) fn.bind(entryOf(functionId).bindings, resources, config.providerUrls);
+    this.functions = functions;
+
+    this.alarms = new AreaAlarms(this, 'Alarms', {
+      areaId: area.id,
+      alarmTopic: shared.alarmTopic,
+      functions,
+      stateMachines: new Map<string, IStateMachine>([...workflows].map(([machineId, workflow]) => [machineId, workflow.stateMachine])),
+      queues,
+      failureQueues,
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type Binding,
+  bindingKinds,
+  bindingVariable,
+  type LocalStandIns,
+  outboundHosts,
+  parseBinding,
+  secretDefinitions,
+} from '../../lib/bindings';
+import { functionEntries, queues, stateMachines } from '../../lib/routes/index';
+
+/**
+ * The registry of binding kinds (`lib/bindings.ts`) against the wiring table: every binding an
+ * entry names is one the registry knows, names a resource that exists, and reaches the handler
+ * through one variable, locally with its stand-in's value.
+ */
+
+const standIns: LocalStandIns = {
+  tableName: 'chat',
+  queueUrls: { Realtime: 'http://127.0.0.1:1/000000000000/chat-realtime' },
+  eventTopicArn: 'arn:aws:sns:us-east-1:000000000000:chat-events',
+  stateMachineArns: { WebhookRetry: 'arn:aws:states:us-east-1:000000000000:stateMachine:chat-WebhookRetry' },
+  secretArns: { 'operator-key': 'arn:operator', 'webhook-key': 'arn:webhook' },
+  connectionsEndpoint: 'http://127.0.0.1:8787',
+  settings: { AI_BASE_URL: 'http://127.0.0.1:9/v1' },
+};
+
+const wired = [...new Set(functionEntries.flatMap((entry) => entry.bindings))].sort();
+
+describe('the bindings of the wiring table', () => {
+  it.each(wired)('%s is a kind the registry knows, with a parameter it accepts', (binding) => {
+    // Act
+    const parsed = parseBinding(binding);
+
+    // Assess
+    expect(Object.keys(bindingKinds)).toContain(parsed.kindId);
+  });
+
+  it('name only shared queues, state machines and secrets that exist', () => {
+    // Act
+    const named = wired.map((binding) => parseBinding(binding));
+
+    // Assess
+    const ids = (kind: string) => named.filter((binding) => binding.kindId === kind).map((binding) => binding.parameter);
+    expect(ids('queue').every((queueId) => queues.some((queue) => queue.id === queueId))).toBe(true);
+    expect(ids('stateMachine').every((machineId) => stateMachines.some((machine) => machine.id === machineId))).toBe(true);
+    expect(ids('secret').every((secretId) => secretId in secretDefinitions)).toBe(true);
+  });
+
+  it.each(wired)('%s has a value in the local runtime', (binding) => {
+    // Prepare
+    const { kind, parameter } = parseBinding(binding);
+
+    // Act
+    const value = kind.local(parameter, standIns);
+
+    // Assess
+    expect(value).toEqual(expect.any(String));
+  });
+});
+
+describe('parseBinding', () => {
+  it.each(['bucket:attachments', 'secret:nope', 'outbound:example', 'events:subscribe', 'table:scan', 'queue'])(
+    'refuses %s, which no kind accepts',
+    (binding) => {
+      // Act
+      const parse = () => parseBinding(binding as Binding);
+
+      // Assess
+      expect(parse).toThrow(/Unknown binding/);
+    },
+  );
+});
+
+describe('bindingVariable', () => {
+  it.each([
+    ['table:read', 'TABLE_NAME'],
+    ['table:write', 'TABLE_NAME'],
+    ['queue:Realtime', 'REALTIME_QUEUE_URL'],
+    ['events:publish', 'EVENTS_TOPIC_ARN'],
+    ['stateMachine:WebhookRetry', 'WEBHOOK_RETRY_STATE_MACHINE_ARN'],
+    ['secret:operator-key', 'OPERATOR_KEY_SECRET_ARN'],
+    ['secret:webhook-key', 'WEBHOOK_KEY_SECRET_ARN'],
+    ['connections:manage', 'CONNECTIONS_ENDPOINT'],
+    ['outbound:fcm', 'FCM_BASE_URL'],
+  ] as const)('names %s %s', (binding, variable) => {
+    // Act
+    const name = bindingVariable(binding);
+
+    // Assess
+    expect(name).toBe(variable);
+  });
+
+  it('never gives a secret value a variable: a secret binding carries its ARN', () => {
+    // Act
+    const variables = Object.keys(secretDefinitions).map((secretId) => bindingVariable(`secret:${secretId}` as Binding));
+
+    // Assess
+    for (const variable of variables) expect(variable).toMatch(/_SECRET_ARN$/);
+    for (const { setting } of Object.values(secretDefinitions)) expect(variables).not.toContain(setting);
+  });
+});
+
+describe('outbound hosts', () => {
+  it('default to the real hosts locally, and a setting points one at a local server', () => {
+    // Act
+    const fcm = bindingKinds.outbound.local('fcm', standIns);
+    const ai = bindingKinds.outbound.local('ai', standIns);
+    const aiUnset = bindingKinds.outbound.local('ai', { ...standIns, settings: {} });
+
+    // Assess
+    expect(fcm).toBe(outboundHosts.fcm.default);
+    expect(ai).toBe('http://127.0.0.1:9/v1');
+    expect(aiUnset).toBeUndefined();
+  });
+});

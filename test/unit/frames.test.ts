@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { webSocketFrames } from '#lib/routes';
+import type { Connection } from '#shared/db/connection';
+import { type FrameHandler, frameRouter } from '#shared/frames';
+
+/**
+ * The `$default` frame router: built from the frame table of `lib/routes/`, so a frame type cannot
+ * be listed without a handler or handled without a listing, and the table decides which channel
+ * takes which frame before any handler runs.
+ */
+
+const answering = (answer: unknown): FrameHandler => ({ parse: () => undefined, run: async () => answer });
+const everyType = () => Object.fromEntries(webSocketFrames.map((frame) => [frame.type, answering({ type: `handled ${frame.type}` })]));
+const userChannel = { projectId: 'p', userId: 'u', roles: [], connectionId: 'c', channel: 'user' } as unknown as Connection;
+
+describe('frameRouter', () => {
+  it('refuses at cold start a handler set that misses a listed frame type', () => {
+    // Prepare
+    const { ping: _ping, ...missingPing } = everyType();
+
+    // Act
+    const build = () => frameRouter(missingPing);
+
+    // Assess
+    expect(build).toThrow(/do not match the frame table/);
+  });
+
+  it('refuses at cold start a handler for a frame type the table does not list', () => {
+    // Act
+    const build = () => frameRouter({ ...everyType(), typing: answering(undefined) });
+
+    // Assess
+    expect(build).toThrow(/typing/);
+  });
+
+  it.each([
+    { frame: 'not json', code: 'invalid_json' },
+    { frame: '{"no":"type"}', code: 'validation_failed' },
+    { frame: '{"type":"typing"}', code: 'unsupported_frame' },
+    { frame: '{"type":"message","content":"hi"}', code: 'unsupported_frame' },
+    { frame: '{"type":"client-typing"}', code: 'unsupported_frame' },
+  ])('answers $frame on a user channel with $code, before any handler runs', async ({ frame, code }) => {
+    // Prepare
+    const dispatch = frameRouter(everyType());
+
+    // Act
+    const answer = await dispatch(userChannel, frame);
+
+    // Assess
+    expect(answer).toMatchObject({ type: 'error', error: { code } });
+  });
+
+  it('hands a frame the channel accepts to its handler', async () => {
+    // Prepare
+    const dispatch = frameRouter(everyType());
+
+    // Act
+    const answer = await dispatch(userChannel, '{"type":"ping"}');
+
+    // Assess
+    expect(answer).toEqual({ type: 'handled ping' });
+  });
+});
