@@ -8,7 +8,7 @@ import { connectUser, type RoomSocket, type SocketOptions, tryConnect } from '..
  * Realtime behaviour that needs settings or consumers the shared runtime does not have, on one
  * runtime of its own (`bin/local.ts`, all queue consumers on): the public-room connection rate
  * limit, fan-out of large rooms through the realtime queue (threshold 3, batches of 2), and
- * watched-room activity, which the events queue consumer delivers.
+ * watched-room activity, which the watcher subscriber delivers.
  */
 
 const OPERATOR_KEY = 'realtime-own-runtime-operator-key-01';

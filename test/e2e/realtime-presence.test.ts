@@ -10,7 +10,7 @@ import { connect, connectWelcomed, type Frame, type RoomSocket } from '../suppor
  * Presence over real sockets: member_joined for a user's first connection only, member_left for
  * the last only, presence lists, subscription_count on every connect and disconnect, the
  * subscription_succeeded snapshot; and the room events webhooks may subscribe to (room.occupied,
- * room.vacated, member_joined, member_left, subscription_count, cache_miss) on the events queue.
+ * room.vacated, member_joined, member_left, subscription_count, cache_miss) through the event topic (a tap of the test's own).
  */
 
 const { project, track, join } = realtimeSuite('realtime-presence');
@@ -151,7 +151,7 @@ describe('presence frames', () => {
   });
 });
 
-describe('room events on the events queue', () => {
+describe('room events on the event topic', () => {
   const REALTIME_TYPES = ['room.occupied', 'room.vacated', 'member_joined', 'member_left', 'subscription_count', 'cache_miss'];
 
   async function projectWithWebhook(eventTypes: string[]) {
