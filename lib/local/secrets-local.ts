@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type SecretId, secretDefinitions } from '../bindings';
-import { readAwsJson, sendAwsJson } from './aws-json';
+import { AwsJsonError, serveAwsJson } from './aws-json';
 import { LOCAL_REGION } from './sqs-local';
 
 export const localSecretArn = (secretId: string) => `arn:aws:secretsmanager:${LOCAL_REGION}:000000000000:secret:chat-${secretId}`;
@@ -13,9 +11,6 @@ export interface SecretsLocal {
   readonly arns: Readonly<Record<SecretId, string>>;
   stop(): Promise<void>;
 }
-
-const sendJson = (response: ServerResponse, status: number, body: unknown, errorType?: string) =>
-  sendAwsJson(response, '1.1', status, body, errorType);
 
 /**
  * The Secrets Manager stand-in: `GetSecretValue` in the service's JSON protocol for the real
@@ -32,36 +27,20 @@ export async function startSecretsLocal(values: Readonly<Partial<Record<SecretId
     Object.entries(values).flatMap(([secretId, value]) => (value === undefined ? [] : [[arns[secretId as SecretId], { secretId, value }]])),
   );
   const versionId = randomUUID();
-  const server = createServer((request, response) => {
-    const target = String(request.headers['x-amz-target'] ?? '');
-    readAwsJson(request)
-      .then((body) => {
-        if (target !== 'secretsmanager.GetSecretValue') {
-          return sendJson(response, 400, { message: `Unsupported operation ${target}` }, 'UnknownOperationException');
-        }
-        const requested = String(body.SecretId ?? '');
-        const found = byArn.get(requested);
-        if (!found)
-          return sendJson(response, 400, { message: "Secrets Manager can't find the specified secret." }, 'ResourceNotFoundException');
-        sendJson(response, 200, {
-          ARN: requested,
-          Name: `chat-${found.secretId}`,
-          SecretString: found.value,
-          VersionId: versionId,
-          VersionStages: ['AWSCURRENT'],
-          CreatedDate: Date.now() / 1000,
-        });
-      })
-      .catch((error: Error) => sendJson(response, 400, { message: error.message }, 'SerializationException'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    arns,
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+  const server = await serveAwsJson('1.1', {
+    'secretsmanager.GetSecretValue': (body) => {
+      const requested = String(body.SecretId ?? '');
+      const found = byArn.get(requested);
+      if (!found) throw new AwsJsonError('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
+      return {
+        ARN: requested,
+        Name: `chat-${found.secretId}`,
+        SecretString: found.value,
+        VersionId: versionId,
+        VersionStages: ['AWSCURRENT'],
+        CreatedDate: Date.now() / 1000,
+      };
     },
-  };
+  });
+  return { endpoint: server.endpoint, arns, stop: server.close };
 }

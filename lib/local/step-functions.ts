@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type StateMachineDefinition, stateMachines } from '../routes/index';
-import { readAwsJson, sendAwsJson } from './aws-json';
+import { AwsJsonError, serveAwsJson } from './aws-json';
 import type { HandlerHost } from './handlers';
 import { LOCAL_REGION } from './sqs-local';
 
@@ -54,9 +52,6 @@ export interface LocalStepFunctions {
   stop(): Promise<void>;
 }
 
-const sendJson = (response: ServerResponse, status: number, body: unknown, errorType?: string) =>
-  sendAwsJson(response, '1.0', status, body, errorType);
-
 /**
  * The Step Functions stand-in: the very ASL files of the wiring table run in the
  * aws-local-stepfunctions interpreter, behind an endpoint that speaks the Step Functions JSON
@@ -91,12 +86,12 @@ export async function startLocalStepFunctions(options: { repoRoot: string; handl
 
   function startExecution(body: Record<string, unknown>) {
     const machine = machines.get(String(body.stateMachineArn));
-    if (!machine) return { error: 'StateMachineDoesNotExist', message: `No state machine ${String(body.stateMachineArn)}` };
+    if (!machine) throw new AwsJsonError('StateMachineDoesNotExist', `No state machine ${String(body.stateMachineArn)}`);
     const input = JSON.parse(typeof body.input === 'string' ? body.input : '{}') as unknown;
     const name = typeof body.name === 'string' ? body.name : randomUUID();
     const executionArn = `${String(body.stateMachineArn).replace(':stateMachine:', ':execution:')}:${name}`;
     // As on AWS, a name is used once (per 90 days): a second start with it is refused.
-    if (executions.has(executionArn)) return { error: 'ExecutionAlreadyExists', message: `Execution ${name} already exists` };
+    if (executions.has(executionArn)) throw new AwsJsonError('ExecutionAlreadyExists', `Execution ${name} already exists`);
     const execution = machine.run(input);
     const record = { status: 'RUNNING' as const, abort: execution.abort, startDate: Date.now() / 1000 };
     executions.set(executionArn, record);
@@ -115,35 +110,23 @@ export async function startLocalStepFunctions(options: { repoRoot: string; handl
     return { executionArn, startDate: record.startDate };
   }
 
-  const server = createServer((request, response) => {
-    const target = String(request.headers['x-amz-target'] ?? '');
-    readAwsJson(request)
-      .then((body) => {
-        if (target === 'AWSStepFunctions.StartExecution') {
-          const result = startExecution(body);
-          if ('error' in result) return sendJson(response, 400, result, result.error);
-          return sendJson(response, 200, result);
-        }
-        if (target === 'AWSStepFunctions.DescribeExecution') {
-          const execution = executions.get(String(body.executionArn));
-          if (!execution) return sendJson(response, 400, { message: 'No such execution' }, 'ExecutionDoesNotExist');
-          return sendJson(response, 200, {
-            executionArn: body.executionArn,
-            status: execution.status,
-            startDate: execution.startDate,
-            ...(execution.output === undefined ? {} : { output: JSON.stringify(execution.output) }),
-            ...(execution.error ? { error: execution.error } : {}),
-          });
-        }
-        sendJson(response, 400, { message: `Unsupported operation ${target}` }, 'UnknownOperationException');
-      })
-      .catch((error: Error) => sendJson(response, 400, { message: error.message }, 'SerializationException'));
+  const server = await serveAwsJson('1.0', {
+    'AWSStepFunctions.StartExecution': startExecution,
+    'AWSStepFunctions.DescribeExecution': (body) => {
+      const execution = executions.get(String(body.executionArn));
+      if (!execution) throw new AwsJsonError('ExecutionDoesNotExist', 'No such execution');
+      return {
+        executionArn: body.executionArn,
+        status: execution.status,
+        startDate: execution.startDate,
+        ...(execution.output === undefined ? {} : { output: JSON.stringify(execution.output) }),
+        ...(execution.error ? { error: execution.error } : {}),
+      };
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: server.endpoint,
     arns,
     stats: () => ({
       executionsStarted: started,
@@ -153,8 +136,7 @@ export async function startLocalStepFunctions(options: { repoRoot: string; handl
     }),
     stop: async () => {
       for (const execution of executions.values()) if (execution.status === 'RUNNING') execution.abort();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     },
   };
 }

@@ -5,8 +5,9 @@ import { eventClaimKey, OUTBOX_RETENTION_SECONDS } from '#shared/db/outbox';
 import type { DomainEvent } from '#shared/events';
 
 /**
- * Runs `work` for an event at most once per subscriber (an `eventSubscribers` id of `lib/routes/`), however often the fan-out delivers it (SNS
- * and SQS deliver at least once, and the publisher republishes after a partial failure). A claim
+ * Runs `work` for an event at most once per subscriber (an `eventSubscribers` id of `lib/routes/`),
+ * however often the fan-out delivers it (SNS and SQS deliver at least once, and the publisher
+ * republishes after a partial failure). A claim
  * item is written first with a lease as long as the subscriber may run; a second delivery meanwhile
  * or afterwards skips. If `work` throws, the claim is released so the retry runs it; if the
  * function dies mid-way, the lease runs out and the retry takes the claim over. Costs two writes,
