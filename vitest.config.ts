@@ -14,7 +14,13 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           // Config is parsed at import; unit tests never reach these resources.
-          env: { TABLE_NAME: 'unit', AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+          env: {
+            TABLE_NAME: 'unit',
+            AWS_REGION: 'us-east-1',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+            // Error paths are tested on purpose; their log lines are noise here.
+            POWERTOOLS_LOG_LEVEL: 'SILENT',
+          },
         },
       },
       {

@@ -33,7 +33,17 @@ const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name]
 const started = Date.now();
 // Outage tests switch the event fan-out over HTTP; a normal start has no such door.
 const controls = process.env.CHAT_LOCAL_CONTROLS === 'true';
-const runtime = await startLocalRuntime({ port, dataDir, env, controls }).catch((error: Error) => {
+let apiKey = '';
+const runtime = await startLocalRuntime({
+  port,
+  dataDir,
+  env,
+  controls,
+  // Before /health says ready, so a script that waits for it can mint a token with the demo key.
+  beforeReady: async () => {
+    apiKey = await ensureDemoProject();
+  },
+}).catch((error: Error) => {
   console.error(`Could not start: ${error.message}`);
   process.exit(1);
 });
@@ -78,10 +88,8 @@ async function ensureDemoProject(): Promise<string> {
   return apiKey;
 }
 
-try {
-  const apiKey = await ensureDemoProject();
-  const base = runtime.baseUrl;
-  console.log(`Chat service ready in ${Date.now() - started} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
+const base = runtime.baseUrl;
+console.log(`Chat service ready in ${Date.now() - started} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
   Base URL:    ${base}
   WebSocket:   ${base.replace('http', 'ws')}/ws/rooms/<roomId>?token=<JWT>  (user channel: /ws/user/<userId>?token=<JWT>)
   SSE:         ${base}/rooms/<roomId>/stream?token=<JWT>
@@ -91,8 +99,3 @@ try {
 
 Try it:
   curl -s -X POST ${base}/auth/token -H 'X-Service-Api-Key: ${apiKey}' -H 'content-type: application/json' -d '{"userId":"alice"}'`);
-} catch (error) {
-  console.error(error);
-  await runtime.stop();
-  process.exit(1);
-}

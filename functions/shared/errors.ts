@@ -1,6 +1,8 @@
+import { logger } from '#shared/logger';
+
 /**
- * One error family for every handler. Only instances of these reach the client with their message;
- * anything else becomes a logged 500 whose message is generic.
+ * One error family for every handler. Only instances below 500 reach the client with their
+ * message; a 5xx keeps its code but shows a generic message (see {@link errorAnswer}).
  */
 export class HttpError extends Error {
   constructor(
@@ -84,4 +86,33 @@ export class MessageNotFoundError extends NotFoundError {
   constructor() {
     super('message_not_found', 'Message not found in this room');
   }
+}
+
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly body: { error: { code: string; message: string; details?: unknown } };
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * What the client is told about a failure, on every transport (HTTP, SSE, WebSocket). A 4xx is the
+ * client's to fix, so its message and details go out as written. A 5xx is ours: its message may
+ * name tables, hosts or provider answers, so the client gets the code, a generic message and the
+ * trace id to quote, and the log gets the rest. Anything not an `HttpError` is a 500.
+ */
+export function errorAnswer(error: unknown, traceId?: string): ErrorAnswer {
+  const quote = traceId ? `; quote trace id ${traceId}` : '';
+  if (error instanceof HttpError && error.statusCode < 500) {
+    return { status: error.statusCode, body: error.toJSON(), headers: { ...error.headers } };
+  }
+  if (error instanceof HttpError) {
+    logger.error('request failed', { error });
+    return {
+      status: error.statusCode,
+      body: { error: { code: error.code, message: `The service could not complete the request${quote}` } },
+      headers: { ...error.headers },
+    };
+  }
+  logger.error('unexpected error', { error: error as Error });
+  return { status: 500, body: { error: { code: 'internal_error', message: `Internal error${quote}` } }, headers: {} };
 }

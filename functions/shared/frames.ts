@@ -1,7 +1,6 @@
 import { type FrameRoute, frameRoute, webSocketFrames } from '#lib/routes';
 import type { Connection } from '#shared/db/connection';
-import { HttpError, RateLimitedError } from '#shared/errors';
-import { logger } from '#shared/logger';
+import { errorAnswer, RateLimitedError } from '#shared/errors';
 import { enforceRouteGuards } from '#shared/route-guards';
 import * as z from '#shared/schema';
 
@@ -29,18 +28,14 @@ export interface FrameHandler<Parsed = unknown, Prepared = unknown> {
   errorContext?(parsed: Parsed): ErrorContext;
 }
 
-/** An `error` frame for a failure: the `HttpError`'s code and message, a generic one for anything else. */
+/** An `error` frame for a failure, told as {@link errorAnswer} tells it (a 5xx hides its message). */
 export function errorFrame(error: unknown, context: ErrorContext = {}) {
-  const base = { type: 'error', ...context };
-  if (error instanceof HttpError) {
-    return {
-      ...base,
-      error: error.toJSON().error,
-      ...(error instanceof RateLimitedError ? { retryAfter: error.retryAfterSeconds } : {}),
-    };
-  }
-  logger.error('websocket frame failed', { error: error as Error });
-  return { ...base, error: { code: 'internal_error', message: 'Internal error' } };
+  return {
+    type: 'error',
+    ...context,
+    error: errorAnswer(error).body.error,
+    ...(error instanceof RateLimitedError ? { retryAfter: error.retryAfterSeconds } : {}),
+  };
 }
 
 /** The `validation_failed` frame for zod issues. */

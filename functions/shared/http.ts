@@ -11,7 +11,7 @@ import {
   requireRole,
   type UserPrincipal,
 } from '#shared/auth';
-import { BadRequestError, HttpError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
+import { BadRequestError, errorAnswer, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { enforceRouteGuards } from '#shared/route-guards';
 import type * as z from '#shared/schema';
@@ -199,12 +199,8 @@ export function httpHandler<
       const result = await run(request);
       return json(result.status, result.body, { ...traceHeader, ...result.headers });
     } catch (error) {
-      if (error instanceof HttpError) {
-        if (error.statusCode >= 500) logger.error('request failed', { error });
-        return json(error.statusCode, error, { ...traceHeader, ...error.headers });
-      }
-      logger.error('unexpected error', { error: error as Error });
-      return json(500, { error: { code: 'internal_error', message: `Internal error; quote trace id ${traceId}` } }, traceHeader);
+      const answer = errorAnswer(error, traceId);
+      return json(answer.status, answer.body, { ...traceHeader, ...answer.headers });
     } finally {
       logger.removeKeys(['traceId', 'route']);
     }

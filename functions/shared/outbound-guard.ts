@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { config } from '#shared/config';
 import { BadRequestError } from '#shared/errors';
+import { parseClientUrl } from '#shared/urls';
 
 /**
  * The SSRF guard for user-supplied URLs (webhook targets, later web push endpoints): which hosts a
@@ -169,12 +170,8 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * @throws BadRequestError `webhook_url_not_https`, `webhook_url_private`, or `validation_failed`
  */
 export function assertAllowedTargetUrl(value: string, field = 'body.url', options: GuardOptions = {}): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new BadRequestError('url is not a valid URL', [{ field, message: 'must be an absolute https URL' }]);
-  }
+  const url = parseClientUrl(value);
+  if (!url) throw new BadRequestError('url is not a valid URL', [{ field, message: 'must be an absolute https URL' }]);
   const allowPrivate = allowsPrivate(options);
   const httpToLoopback = url.protocol === 'http:' && allowPrivate && LOOPBACK_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !httpToLoopback) {

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { httpRoute } from '#lib/routes';
 import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
-import { HttpError, NotFoundError, UnauthorizedError } from '#shared/errors';
+import { errorAnswer, NotFoundError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
 
 /** What Lambda's Node.js runtime provides to response-streaming functions (`awslambda` global). */
@@ -103,19 +103,12 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
       if (opened) {
         logger.error('stream failed after it opened', { error: error as Error });
       } else {
-        const known = error instanceof HttpError;
-        if (!known) logger.error('unexpected stream error', { error: error as Error });
-        const body = known ? error : { error: { code: 'internal_error', message: `Internal error; quote trace id ${traceId}` } };
+        const answer = errorAnswer(error, traceId);
         const stream = awslambda.HttpResponseStream.from(responseStream, {
-          statusCode: known ? error.statusCode : 500,
-          headers: {
-            'content-type': 'application/json',
-            'x-trace-id': traceId,
-            'access-control-allow-origin': '*',
-            ...(known ? error.headers : {}),
-          },
+          statusCode: answer.status,
+          headers: { 'content-type': 'application/json', 'x-trace-id': traceId, 'access-control-allow-origin': '*', ...answer.headers },
         });
-        stream.write(JSON.stringify(body));
+        stream.write(JSON.stringify(answer.body));
       }
     } finally {
       if (!responseStream.writableEnded) responseStream.end();

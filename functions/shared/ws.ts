@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
-import { HttpError } from '#shared/errors';
+import { errorAnswer } from '#shared/errors';
 import { logger } from '#shared/logger';
 
 /** API Gateway's `$connect` event also carries the handshake's query string and headers. */
@@ -19,9 +19,8 @@ export function wsHandler(routeKey: string, run: (event: WebSocketEvent) => Prom
     try {
       return await run(event);
     } catch (error) {
-      if (error instanceof HttpError) return { statusCode: error.statusCode, headers: error.headers, body: JSON.stringify(error) };
-      logger.error('unexpected websocket error', { error: error as Error });
-      return { statusCode: 500, body: JSON.stringify({ error: { code: 'internal_error', message: 'Internal error' } }) };
+      const answer = errorAnswer(error, event.requestContext.requestId);
+      return { statusCode: answer.status, headers: answer.headers, body: JSON.stringify(answer.body) };
     } finally {
       logger.removeKeys(['connectionId', 'route']);
     }

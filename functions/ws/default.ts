@@ -4,12 +4,15 @@ import { clientEventTargets, relayClientEvent } from '#domain/realtime/client-ev
 import { findConnection } from '#domain/realtime/connections';
 import type { Role } from '#lib/routes';
 import type { Connection, ConnectionRef } from '#shared/db/connection';
+import { BadRequestError } from '#shared/errors';
 import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#shared/frames';
 import { postToConnection } from '#shared/gateway';
+import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { wsHandler } from '#shared/ws';
 
-const messageFrame = z.strictObject({ type: z.literal('message'), ...messageFields });
+/** `roomId` is optional: the socket's room is implied, but a frame shaped like `POST /messages` may name it. */
+const messageFrame = z.strictObject({ type: z.literal('message'), roomId: z.optional(idSchema), ...messageFields });
 type MessageFrame = z.infer<typeof messageFrame>;
 
 const CLIENT_EVENT_PATTERN = /^client-[A-Za-z0-9_.:-]{1,64}$/;
@@ -37,7 +40,16 @@ const message: FrameHandler<MessageFrame> = {
   },
   errorContext: (frame) => (frame.clientMessageId ? { clientMessageId: frame.clientMessageId } : {}),
   async run(connection, frame) {
-    const { type: _type, ...input } = frame;
+    const { type: _type, roomId, ...input } = frame;
+    // The frame table takes message frames on room sockets only.
+    const socketRoomId = connection.roomId as string;
+    if (roomId !== undefined && roomId !== socketRoomId) {
+      throw new BadRequestError(
+        `This socket is joined to room ${socketRoomId}; send to another room on its own socket or with POST /messages`,
+        [{ field: 'roomId', message: `must be this socket's room (${socketRoomId}) or left out` }],
+        'room_mismatch',
+      );
+    }
     const principal = {
       kind: 'user' as const,
       projectId: connection.projectId,
@@ -46,7 +58,7 @@ const message: FrameHandler<MessageFrame> = {
     };
     const { message: stored, created } = await sendMessage(
       principal,
-      { ...input, roomId: connection.roomId as string },
+      { ...input, roomId: socketRoomId },
       { source: 'websocket', connectionId: connection.connectionId },
     );
     return { type: 'ack', clientMessageId: input.clientMessageId ?? null, created, message: stored };

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
@@ -88,6 +88,22 @@ function decodePathParameters(names: readonly string[], values: RegExpExecArray)
   }
 }
 
+/**
+ * Why a management API request is refused, in API Gateway's words, or `undefined` when its SigV4
+ * `Authorization` header names the runtime's access key (the scope after it is not checked: one
+ * key, one local region).
+ */
+function managementRefusal(authorization: string | undefined, accessKeyId: string) {
+  if (!authorization) return { errorType: 'ForbiddenException', message: 'Missing Authentication Token' };
+  const given = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\//.exec(authorization)?.[1] ?? '';
+  const expected = Buffer.from(accessKeyId);
+  const actual = Buffer.from(given);
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    return { errorType: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+  }
+  return undefined;
+}
+
 /** API Gateway WebSocket connection ids look like `L0SM9cOFvHcCIhw=`. */
 const newConnectionId = () => randomBytes(10).toString('base64');
 
@@ -101,6 +117,8 @@ export interface ManagementStats {
 export interface Gateway {
   readonly port: number;
   readonly baseUrl: string;
+  /** Lets `GET /health` answer 200; until then it answers 503 `starting` (the runtime calls it last). */
+  markReady(): void;
   /** Open WebSocket connections, for tests and benchmarks. */
   connectionCount(): number;
   managementStats(): ManagementStats;
@@ -117,6 +135,12 @@ export async function startGateway(options: {
   port: number;
   host?: string;
   handlers: HandlerHost;
+  /**
+   * The access key the runtime gives its own handlers. The `@connections` management API answers
+   * only SigV4 requests made with it: on AWS it needs IAM credentials, and room members learn each
+   * other's socket ids, so an open one would let any client forge frames or close sockets.
+   */
+  managementAccessKeyId: string;
   /** Served at `GET /_local/stats`: what CloudWatch would show on AWS (local only, never deployed). */
   localStats?: () => unknown;
   /**
@@ -137,12 +161,17 @@ export async function startGateway(options: {
   let baseUrl = '';
   let domainName = '';
   let stopping = false;
+  let ready = false;
   const management = { posts: 0, gone: 0, deletes: 0 };
 
   async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
     const method = (request.method ?? 'GET').toUpperCase();
     if (url.pathname.startsWith('/@connections/')) return handleManagementApi(method, url, request, response);
+    // Setup (the demo project, its key) runs after the port opens; a probe must not see it half done.
+    if (!ready && url.pathname === '/health' && method === 'GET') {
+      return sendJson(response, 503, { status: 'starting', time: new Date().toISOString() }, { 'retry-after': '1' });
+    }
     if (url.pathname === '/_local/stats' && method === 'GET' && options.localStats) return sendJson(response, 200, options.localStats());
     if (url.pathname === '/_local/fan-out' && method === 'POST' && options.fanOutSwitch)
       return switchFanOut(request, response, options.fanOutSwitch);
@@ -256,6 +285,12 @@ export async function startGateway(options: {
 
   /** The management API, as `ApiGatewayManagementApiClient` calls it (restJson1, errors named in a header). */
   async function handleManagementApi(method: string, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const refusal = managementRefusal(request.headers.authorization, options.managementAccessKeyId);
+    if (refusal) {
+      request.resume();
+      sendJson(response, 403, { message: refusal.message }, { 'x-amzn-errortype': refusal.errorType });
+      return;
+    }
     const connectionId = decodeURIComponent(url.pathname.slice('/@connections/'.length));
     const entry = sockets.get(connectionId);
     if (method === 'POST') management.posts++;
@@ -331,6 +366,8 @@ export async function startGateway(options: {
    * API Gateway, posting to it from inside `$connect` fails with 410.
    */
   async function handleUpgrade(request: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): Promise<void> {
+    // A client may vanish while `$connect` runs; its socket's error must not end the process.
+    socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', baseUrl);
     const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(url.pathname);
     if (!channel && url.pathname !== '/ws') {
@@ -371,6 +408,11 @@ export async function startGateway(options: {
         lastActiveAt: now,
         sourceIp: request.socket.remoteAddress ?? '',
         userAgent: headers['user-agent'] ?? '',
+      });
+      // A protocol error (a frame over the limit, invalid UTF-8, a bad opcode) closes this socket
+      // with its code (1009, 1007, 1002), as API Gateway does; unheard, it would end the process.
+      webSocket.on('error', (error) => {
+        if (!stopping) console.warn(`WebSocket ${connectionId} closed on a protocol error: ${error.message}`);
       });
       webSocket.on('message', (data, isBinary) => {
         const entry = sockets.get(connectionId);
@@ -414,6 +456,9 @@ export async function startGateway(options: {
   return {
     port,
     baseUrl,
+    markReady: () => {
+      ready = true;
+    },
     connectionCount: () => sockets.size,
     managementStats: () => ({ ...management }),
     stop: async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -42,6 +43,8 @@ export interface LocalRuntimeOptions {
    * @default false
    */
   readonly controls?: boolean;
+  /** Setup that must be done before `GET /health` says ready (the demo project of `npm start`). */
+  readonly beforeReady?: () => Promise<void>;
 }
 
 export interface LocalRuntime {
@@ -125,6 +128,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     }
   }
 
+  // Fresh per run: the local `@connections` API admits only requests signed with this key.
+  const credentials = {
+    accessKeyId: `AKIALOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString('base64url'),
+  };
   const handlers = new HandlerHost(join(repoRoot, 'functions'));
   const [dynamo, sqs, stepFunctions, secrets] = await Promise.all([
     startDynamoDbLocal({ dataDir: options.dataDir }),
@@ -161,6 +169,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     gateway = await startGateway({
       port: options.port ?? 8787,
       handlers,
+      managementAccessKeyId: credentials.accessKeyId,
       localStats: stats,
       ...(options.controls ? { fanOutSwitch: fanOut } : {}),
     });
@@ -175,8 +184,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     };
     const env: Record<string, string> = {
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       // Only the event publisher talks to SNS: through the switch, so the fan-out can be taken down.
@@ -231,6 +240,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       startConsumers();
       await rest;
     }
+    await options.beforeReady?.();
+    gateway.markReady();
+
 
     return {
       baseUrl: gateway.baseUrl,

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../lib/local/free-port';
 import { type ApiOptions, clientOf } from '../support/api';
 import { isAlive, type LocalProcess, startLocalProcess } from '../support/local-process';
 
@@ -59,5 +60,31 @@ describe('npm start (bin/local.ts) as a process', () => {
     expect(issued.status).toBe(201);
     expect(rooms.body.rooms).toEqual([]);
     expect(await local.stop()).toBe(0);
+  }, 60_000);
+
+  it('answers GET /health with 200 only once the demo key works, 503 starting before', async () => {
+    // Prepare
+    const apiKey = 'ck_demo_a-key-to-use-right-after-health';
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const starting = startLocalProcess({ args: ['--in-memory'], env: { PORT: String(port), CHAT_API_KEY: apiKey } });
+
+    // Act: what a start-up script does, polling as fast as it can
+    const earlier: unknown[] = [];
+    let health: Response | undefined;
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      health = await fetch(`${base}/health`).catch(() => undefined);
+      if (health?.status === 200) break;
+      if (health) earlier.push({ status: health.status, body: await health.json() });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const issued = await call(base, '/auth/token', { apiKey, body: { userId: 'dora' } });
+    started.push(await starting);
+
+    // Assess
+    expect(health?.status).toBe(200);
+    expect(issued.status).toBe(201);
+    for (const answer of earlier) expect(answer).toMatchObject({ status: 503, body: { status: 'starting' } });
   }, 60_000);
 });

@@ -78,6 +78,10 @@ describe('POST /messages', () => {
     { variant: 'a relative path', bad: '/uploads/a.png' },
     { variant: 'a data: URL', bad: 'data:text/html,<script>alert(1)</script>' },
     { variant: 'not a URL', bad: 'hello there' },
+    { variant: 'a URL holding NUL', bad: 'https://cdn.example.com/a\u0000b' },
+    { variant: 'a URL holding a lone surrogate', bad: 'https://cdn.example.com/a\ud800b' },
+    { variant: 'a URL holding a line break', bad: 'https://cdn.example.com/a\nb' },
+    { variant: 'a URL holding a right-to-left override', bad: 'https://cdn.example.com/\u202Egnp.exe' },
     { variant: 'a URL over 2048 characters', bad: `https://example.com/${'a'.repeat(2040)}` },
   ])('with $variant as the second attachment', ({ bad }) => {
     it('answers 400 naming body.attachments.1 and stores nothing', async () => {

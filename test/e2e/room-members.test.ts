@@ -74,6 +74,24 @@ describe('POST /rooms/{roomId}/members', () => {
     expect((await api('/rooms', { token: bob.token })).body.rooms.map((r: any) => r.id)).toEqual([roomId]);
   });
 
+  it('answers 201 to exactly one of 30 parallel adds of the same user, 200 to the rest, and stores one membership', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom();
+    const bob = await user('bob');
+
+    // Act
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => api(`/rooms/${roomId}/members`, { token: owner.token, body: { userId: bob.userId } })),
+    );
+
+    // Assess
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(29);
+    expect(new Set(answers.map((answer) => answer.body.joinedAt)).size).toBe(1);
+    expect(await memberIds(roomId)).toEqual([bob.userId, owner.userId].sort());
+  });
+
   it('defaults the role to member', async () => {
     // Prepare
     const { owner, roomId } = await groupRoom();

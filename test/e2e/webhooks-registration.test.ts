@@ -131,6 +131,13 @@ describe.each([
     code: 'webhook_url_not_https',
   },
   { case: 'a URL that does not parse', body: { url: 'not a url', eventTypes: ['mention'] }, code: 'validation_failed' },
+  { case: 'a URL holding NUL', body: { url: 'https://hooks.example.com/a\u0000b', eventTypes: ['mention'] }, code: 'validation_failed' },
+  {
+    case: 'a URL holding a lone surrogate',
+    body: { url: 'https://hooks.example.com/a\udc00b', eventTypes: ['mention'] },
+    code: 'validation_failed',
+  },
+  { case: 'a URL holding a tab', body: { url: 'https://hooks.example.com/a\tb', eventTypes: ['mention'] }, code: 'validation_failed' },
   {
     case: 'a URL with credentials',
     body: { url: 'https://user:pass@hooks.example.com/chat', eventTypes: ['mention'] },

@@ -1,6 +1,7 @@
+import type { Socket } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
+import { api, createTestProject, newUser, runtime, type TestProject, uniqueId } from '../support/api';
 import { connect, type RoomSocket, tryConnect } from '../support/ws';
 
 let project: TestProject;
@@ -186,6 +187,41 @@ describe('message frames', () => {
     expect(await history(roomId)).toHaveLength(1);
   });
 
+  it("accept the socket's own roomId, as POST /messages carries it", async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const socket = await join(roomId, owner.token);
+
+    // Act
+    socket.send({ type: 'message', roomId, content: 'shaped like POST /messages', clientMessageId: 'with-room' });
+    const ack = await socket.next((frame) => frame.type === 'ack');
+
+    // Assess
+    expect(ack).toMatchObject({ clientMessageId: 'with-room', created: true, message: { roomId, content: 'shaped like POST /messages' } });
+    expect(await history(roomId)).toEqual([ack.message]);
+  });
+
+  it('naming another room are refused with room_mismatch and store nothing in either room', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const other = await room();
+    await api(`/rooms/${other.roomId}/members`, { token: other.owner.token, body: { userId: owner.userId } });
+    const socket = await join(roomId, owner.token);
+
+    // Act
+    socket.send({ type: 'message', roomId: other.roomId, content: 'wrong room', clientMessageId: 'elsewhere' });
+    const error = await socket.next((frame) => frame.type === 'error');
+
+    // Assess
+    expect(error).toMatchObject({
+      clientMessageId: 'elsewhere',
+      error: { code: 'room_mismatch', details: [{ field: 'roomId', message: expect.stringContaining(roomId) }] },
+    });
+    expect(socket.isOpen).toBe(true);
+    expect(await history(roomId)).toEqual([]);
+    expect(await history(other.roomId)).toEqual([]);
+  });
+
   it('support replies with parent_id and attachments', async () => {
     // Prepare
     const { owner, roomId } = await room();
@@ -240,8 +276,14 @@ describe('message frames', () => {
     { variant: 'no content', frame: { type: 'message' }, code: 'validation_failed' },
     { variant: 'empty content', frame: { type: 'message', content: '' }, code: 'validation_failed' },
     { variant: 'content over 4000 characters', frame: { type: 'message', content: 'x'.repeat(4001) }, code: 'validation_failed' },
-    { variant: 'an unknown field', frame: { type: 'message', content: 'x', roomId: 'elsewhere' }, code: 'validation_failed' },
+    { variant: 'an unknown field', frame: { type: 'message', content: 'x', room: 'elsewhere' }, code: 'validation_failed' },
+    { variant: 'another room', frame: { type: 'message', content: 'x', roomId: 'elsewhere' }, code: 'room_mismatch' },
     { variant: 'an ftp attachment', frame: { type: 'message', content: 'x', attachments: ['ftp://x'] }, code: 'validation_failed' },
+    {
+      variant: 'an attachment URL holding NUL',
+      frame: { type: 'message', content: 'x', attachments: ['https://cdn.example.com/a\u0000b'] },
+      code: 'validation_failed',
+    },
     {
       variant: 'a backdated createdAt',
       frame: { type: 'message', content: 'x', createdAt: '2020-01-01T00:00:00Z' },
@@ -353,5 +395,86 @@ describe('REST messages', () => {
     // Assess
     expect(posted.status).toBe(201);
     expect(leaving.frames.filter((frame) => frame.type === 'message')).toEqual([]);
+  });
+});
+
+/** One masked client frame, written under `ws` so the test can send what `ws` itself would refuse to. */
+function rawClientFrame(firstByte: number, payload: Buffer): Buffer {
+  const mask = Buffer.from([1, 2, 3, 4]);
+  const masked = Buffer.from(payload.map((byte, index) => byte ^ (mask[index % 4] as number)));
+  return Buffer.concat([Buffer.from([firstByte, 0x80 | payload.length]), mask, masked]);
+}
+
+describe('a protocol error on one socket', () => {
+  const cases: { name: string; code: number; offend: (socket: RoomSocket) => void }[] = [
+    { name: 'a text frame over the 128 KB limit', code: 1009, offend: (socket) => socket.send('x'.repeat(200 * 1024)) },
+    {
+      name: 'a text frame that is not UTF-8',
+      code: 1007,
+      offend: (socket) => socket.socket.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false }),
+    },
+    {
+      name: 'a frame with a reserved bit set',
+      code: 1002,
+      // FIN + RSV2 + text opcode: no extension was negotiated, so RSV2 is a protocol error.
+      offend: (socket) => (socket.socket as unknown as { _socket: Socket })._socket.write(rawClientFrame(0xa1, Buffer.from('{}'))),
+    },
+  ];
+
+  it.each(cases)('($name) closes that socket with $code and nothing else', async ({ code, offend }) => {
+    // Prepare
+    const bob = await user('bob');
+    const { owner, roomId } = await room('group', [bob.userId]);
+    const offender = await join(roomId, bob.token);
+    const bystander = await join(roomId, owner.token);
+    await offender.socketId();
+
+    // Act
+    offend(offender);
+    const closed = await offender.closed;
+
+    // Assess
+    expect(closed.code).toBe(code);
+    const posted = await api('/messages', { token: owner.token, body: { roomId, content: 'still here' } });
+    expect(posted.status).toBe(201);
+    await bystander.next((frame) => frame.message?.id === posted.body.id);
+    expect(bystander.isOpen).toBe(true);
+    expect((await api('/health')).status).toBe(200);
+  });
+});
+
+describe('the local @connections management API', () => {
+  const management = (connectionId: string, init: RequestInit) =>
+    fetch(`${runtime().baseUrl}/@connections/${encodeURIComponent(connectionId)}`, init);
+  const forged = JSON.stringify({ type: 'message', message: { content: 'forged' } });
+  const credentialsOf = (accessKeyId: string) => ({
+    authorization: `AWS4-HMAC-SHA256 Credential=${accessKeyId}/20261125/us-east-1/execute-api/aws4_request, SignedHeaders=host, Signature=00`,
+  });
+
+  it.each([
+    { name: 'without credentials', headers: {}, errorType: 'ForbiddenException' },
+    {
+      name: "with an access key not the runtime's",
+      headers: credentialsOf('AKIAEXAMPLE000000000'),
+      errorType: 'UnrecognizedClientException',
+    },
+  ])('refuses a post or delete $name, and the socket neither gets the frame nor closes', async ({ headers, errorType }) => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const socket = await join(roomId, owner.token);
+    const socketId = await socket.socketId();
+
+    // Act
+    const posted = await management(socketId, { method: 'POST', headers, body: forged });
+    const deleted = await management(socketId, { method: 'DELETE', headers });
+
+    // Assess
+    expect(posted.status).toBe(403);
+    expect(posted.headers.get('x-amzn-errortype')).toBe(errorType);
+    expect(deleted.status).toBe(403);
+    socket.send({ type: 'ping' });
+    await socket.next((frame) => frame.type === 'pong');
+    expect(socket.frames.filter((frame) => frame.type === 'message')).toEqual([]);
+    expect(socket.isOpen).toBe(true);
   });
 });

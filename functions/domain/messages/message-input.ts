@@ -1,6 +1,7 @@
 import { config } from '#shared/config';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
+import { parseHttpUrl } from '#shared/urls';
 
 export const MAX_ATTACHMENTS = 10;
 export const MAX_CLIENT_MESSAGE_ID_LENGTH = 128;
@@ -9,20 +10,12 @@ export const EARLIEST_CREATED_AT = Date.parse('2000-01-01T00:00:00.000Z');
 /** Clock skew tolerated for a `createdAt` slightly in the future. */
 export const FUTURE_SKEW_MS = 5 * 60_000;
 
-const isHttpUrl = (value: string) => {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-};
-
 export const attachmentsSchema = z
   .array(
-    z
-      .string()
-      .check(z.maxLength(2048, 'an attachment URL is at most 2048 characters'), z.refine(isHttpUrl, 'must be an http or https URL')),
+    z.string().check(
+      z.maxLength(2048, 'an attachment URL is at most 2048 characters'),
+      z.refine((value) => parseHttpUrl(value) !== undefined, 'must be an http or https URL'),
+    ),
   )
   .check(z.maxLength(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`));
 

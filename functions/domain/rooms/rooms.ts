@@ -266,15 +266,38 @@ export async function addMember(principal: Principal, roomId: string, input: { u
   if (!canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
     throw new ForbiddenError('Only the room owner, a moderator or an admin may add members');
   }
-  const existing = await db.send(
-    new GetCommand({ TableName: tableName, Key: membershipKey(principal.projectId, roomId, input.userId), ConsistentRead: true }),
-  );
-  const current = existing.Item ? membershipItem.parse(existing.Item) : undefined;
-  if (current?.role === 'owner') return { member: toMember(current), created: false };
-  const item = membershipItemFor(principal.projectId, roomId, input.userId, input.role, current?.joinedAt ?? new Date().toISOString());
-  await db.send(new PutCommand({ TableName: tableName, Item: item }));
-  forgetRoom(principal.projectId, roomId);
-  return { member: toMember(item), created: current === undefined };
+  const key = membershipKey(principal.projectId, roomId, input.userId);
+  const read = async () => {
+    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    return Item ? membershipItem.parse(Item) : undefined;
+  };
+  let current = await read();
+  for (let attempt = 1; ; attempt++) {
+    if (current?.role === 'owner' || current?.role === input.role) return { member: toMember(current), created: false };
+    const item = membershipItemFor(principal.projectId, roomId, input.userId, input.role, current?.joinedAt ?? new Date().toISOString());
+    try {
+      // Written only over the state just read, so of many concurrent adds exactly one creates.
+      await db.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: item,
+          ...(current
+            ? {
+                ConditionExpression: '#role = :read',
+                ExpressionAttributeNames: { '#role': 'role' },
+                ExpressionAttributeValues: { ':read': current.role },
+              }
+            : { ConditionExpression: 'attribute_not_exists(pk)' }),
+        }),
+      );
+      forgetRoom(principal.projectId, roomId);
+      return { member: toMember(item), created: current === undefined };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      if (attempt === 3) throw new ConflictError('membership_changed', 'The membership kept changing during the request; try again');
+      current = await read();
+    }
+  }
 }
 
 export async function removeMember(principal: Principal, roomId: string, userId: string): Promise<void> {
