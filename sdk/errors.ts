@@ -52,6 +52,9 @@ export function parseRetryAfter(header: string | null | undefined, now = Date.no
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
+/** How long `error` asks to wait before trying again, in milliseconds (0 when it does not say). */
+export const retryAfterMs = (error: ChatError): number => (error.retryAfter ?? 0) * 1000;
+
 /**
  * How the SDK reacts to a failed attempt: `fatal` ends the client (bad credentials, not a member,
  * no such room, a malformed request), `rate_limited` waits `retryAfter`, `transient` tries the next
@@ -63,4 +66,23 @@ export function classify(error: ChatError): 'fatal' | 'rate_limited' | 'transien
   // A 404 `not_found` means no such route (an older server or a gateway in between), not no such room.
   if (error.status === 404 && error.code !== 'not_found') return 'fatal';
   return 'transient';
+}
+
+/** Any thrown value as a `ChatError`: a `ChatError` unchanged, anything else under `code` with the original as `cause`. */
+export function toChatError(error: unknown, code = 'network_error'): ChatError {
+  if (error instanceof ChatError) return error;
+  return new ChatError(code, error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/**
+ * An `error` frame of the WebSocket (`{ type: 'error', error: { code, message }, retryAfter?, ref? }`):
+ * `retryAfter` and the `ref` of the frame it answers sit beside the error body, not in it.
+ */
+export function errorFromFrame(frame: Record<string, unknown>): ChatError {
+  const error = errorFromBody(frame, undefined);
+  return new ChatError(error.code, error.message, {
+    ...(typeof frame.retryAfter === 'number' ? { retryAfter: frame.retryAfter } : {}),
+    ...(error.details === undefined ? {} : { details: error.details }),
+    ...(typeof frame.ref === 'string' ? { ref: frame.ref } : {}),
+  });
 }
