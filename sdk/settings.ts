@@ -3,6 +3,12 @@ import type { FetchLike, RoomClientOptions, Transport, WebSocketConstructor } fr
 
 /** The SDK's default `history`. It is always sent explicitly, so the server's own default (`REALTIME_HISTORY_DEFAULT`) never applies. */
 const DEFAULT_HISTORY = 20;
+/**
+ * Half API Gateway's 10-minute idle timeout, so one lost ping cannot let it close a healthy
+ * connection. API Gateway answers pings itself (no function runs), so each costs two WebSocket
+ * messages: 24 an hour, about what the connection minutes of that hour cost.
+ */
+export const DEFAULT_PING_INTERVAL_MS = 5 * 60_000;
 
 /** The options with their defaults applied: what the client, its REST calls and its transports read. */
 export interface ClientSettings {
@@ -23,6 +29,7 @@ export interface ClientSettings {
   readonly connectTimeoutMs: number;
   readonly ackTimeoutMs: number;
   readonly upgradeIntervalMs: number;
+  readonly pingIntervalMs: number;
 }
 
 /** Applies the defaults documented on `RoomClientOptions`; throws `missing_credentials` without `token` or `getToken`. */
@@ -45,5 +52,6 @@ export function resolveSettings(options: RoomClientOptions): ClientSettings {
     connectTimeoutMs: options.connectTimeoutMs ?? 5000,
     ackTimeoutMs: options.ackTimeoutMs ?? 10_000,
     upgradeIntervalMs: options.upgradeIntervalMs ?? 30_000,
+    pingIntervalMs: options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS,
   };
 }

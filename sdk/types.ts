@@ -80,6 +80,12 @@ export interface RoomClientOptions {
   readonly ackTimeoutMs?: number;
   /** How often, while on SSE or polling, to try a WebSocket again; 0 never does. @default 30000 */
   readonly upgradeIntervalMs?: number;
+  /**
+   * How often to ping over the WebSocket; a socket silent for two intervals is taken as dead and
+   * replaced. Shorter finds a dead network sooner and costs more WebSocket messages on AWS.
+   * @default 300000 (5 minutes, half API Gateway's idle timeout)
+   */
+  readonly pingIntervalMs?: number;
   /** Overrides the reconnect curve instead of reading it from `GET /client/feature-flags`. */
   readonly backoff?: BackoffSettings;
   /** @default globalThis.fetch */

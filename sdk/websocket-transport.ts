@@ -9,8 +9,6 @@ import { connectWebSocket } from './websocket-connect';
 const OPEN = 1;
 /** How long the first WebSocket connection waits for the `history` frame it asked for before reading history over REST. */
 const HISTORY_FRAME_WAIT_MS = 3000;
-/** A WebSocket that has sent nothing (not even a `pong`) for two ping intervals is dead. */
-const PING_INTERVAL_MS = 30_000;
 
 /**
  * The room over a WebSocket: messages, presence, server and client events, and sends answered by
@@ -82,7 +80,7 @@ export class WebSocketTransport implements RoomTransport {
       if (this.closed) return;
       this.host.lost(this, new ChatError('connection_lost', `The WebSocket closed (${(event as { code?: number })?.code ?? '?'})`));
     });
-    this.pingTimer = setInterval(() => this.ping(), PING_INTERVAL_MS);
+    this.pingTimer = setInterval(() => this.ping(), this.host.settings.pingIntervalMs);
     // The socket is in place first, so a `state` listener can already `send` or `trigger` over it.
     this.host.opened(this);
     this.replaying = true;
@@ -91,8 +89,9 @@ export class WebSocketTransport implements RoomTransport {
     return true;
   }
 
+  /** A WebSocket that has sent nothing (not even a `pong`) for two ping intervals is dead. */
   private ping(): void {
-    if (Date.now() - this.lastFrameAt > 2 * PING_INTERVAL_MS) {
+    if (Date.now() - this.lastFrameAt > 2 * this.host.settings.pingIntervalMs) {
       this.host.lost(this, new ChatError('connection_lost', 'The WebSocket stopped answering pings'));
       return;
     }

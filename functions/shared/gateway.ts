@@ -3,43 +3,83 @@ import { Agent as HttpsAgent } from 'node:https';
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { bound } from '#shared/bindings';
 
-let client: ApiGatewayManagementApiClient | undefined;
+/**
+ * How frames reach API Gateway's connections. A failure is an error named as the management API
+ * names it (`GoneException` for a connection it no longer knows, `PayloadTooLargeException`,
+ * `LimitExceededException`), whatever the transport, so callers handle one set of outcomes.
+ */
+export interface ConnectionsTransport {
+  post(connectionId: string, data: Uint8Array): Promise<void>;
+  delete(connectionId: string): Promise<void>;
+}
+
+/** The management API through the SDK: what runs on AWS, and locally when a setting asks for it. */
+export function sdkTransport(client: ApiGatewayManagementApiClient): ConnectionsTransport {
+  return {
+    post: async (connectionId, data) => {
+      await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
+    },
+    delete: async (connectionId) => {
+      await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+    },
+  };
+}
+
+let transport: ConnectionsTransport | undefined;
 
 /** Built on first use: most functions never talk to connections. */
-function managementClient(): ApiGatewayManagementApiClient {
-  client ??= new ApiGatewayManagementApiClient({
-    endpoint: bound('connections:manage'),
-    maxAttempts: 2,
-    // Fan-out posts many frames at once; the SDK's default of 50 sockets would queue them.
-    requestHandler: {
-      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256 }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
-    },
-  });
-  return client;
+function connections(): ConnectionsTransport {
+  transport ??= sdkTransport(
+    new ApiGatewayManagementApiClient({
+      endpoint: bound('connections:manage'),
+      maxAttempts: 2,
+      // Fan-out posts many frames at once; the SDK's default of 50 sockets would queue them.
+      requestHandler: {
+        httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256 }),
+        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
+      },
+    }),
+  );
+  return transport;
 }
+
+/**
+ * Replaces the transport of this process. Only the local runtime calls it, before any handler
+ * runs, to hand frames to its gateway's sockets instead of paying for an SDK call per frame that
+ * AWS does not charge the service for in CPU.
+ */
+export function useConnectionsTransport(replacement: ConnectionsTransport): void {
+  transport = replacement;
+}
+
+const isGone = (error: unknown) => (error as { name?: string } | null)?.name === 'GoneException';
 
 export type PostOutcome = 'sent' | 'gone';
 
 /**
- * Sends one frame (an object, or JSON already serialised by a fan-out). `gone` means API Gateway
- * no longer knows the connection (410), so the caller deletes it.
+ * A frame ready to post: serialised and UTF-8 encoded once, so a fan-out to many connections
+ * encodes it once rather than once per connection.
+ */
+export const encodeFrame = (frame: unknown): Uint8Array => Buffer.from(typeof frame === 'string' ? frame : JSON.stringify(frame));
+
+/**
+ * Sends one frame (an object, or a frame already encoded by {@link encodeFrame}). `gone` means API
+ * Gateway no longer knows the connection (410), so the caller deletes it.
  */
 export async function postToConnection(connectionId: string, frame: unknown): Promise<PostOutcome> {
-  const data = typeof frame === 'string' ? frame : JSON.stringify(frame);
   try {
-    await managementClient().send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(data) }));
+    await connections().post(connectionId, frame instanceof Uint8Array ? frame : encodeFrame(frame));
     return 'sent';
   } catch (error) {
-    if ((error as { name?: string }).name === 'GoneException') return 'gone';
+    if (isGone(error)) return 'gone';
     throw error;
   }
 }
 
 export async function closeConnection(connectionId: string): Promise<void> {
   try {
-    await managementClient().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+    await connections().delete(connectionId);
   } catch (error) {
-    if ((error as { name?: string }).name !== 'GoneException') throw error;
+    if (!isGone(error)) throw error;
   }
 }

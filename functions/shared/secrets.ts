@@ -1,5 +1,6 @@
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SecretId } from '#lib/bindings';
+import { sdkClientDefaults } from '#shared/aws-clients';
 import { boundIfSet } from '#shared/bindings';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
@@ -21,7 +22,7 @@ export async function secretValue(secretId: SecretId): Promise<string | undefine
   const arn = boundIfSet(`secret:${secretId}`);
   let value: string | undefined;
   if (arn) {
-    client ??= new SecretsManagerClient({ maxAttempts: 3 });
+    client ??= new SecretsManagerClient({ maxAttempts: 3, ...sdkClientDefaults });
     try {
       const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: arn }));
       value = SecretString === undefined ? undefined : checkSecretFormat(secretId, SecretString);

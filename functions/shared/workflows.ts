@@ -1,4 +1,5 @@
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
 
 let client: SFNClient | undefined;
@@ -8,7 +9,7 @@ let client: SFNClient | undefined;
  * SDK's resolution (`AWS_ENDPOINT_URL_SFN` for the local interpreter).
  */
 export async function startWebhookRetry(input: Record<string, unknown>, name?: string): Promise<string> {
-  client ??= new SFNClient({ maxAttempts: 3 });
+  client ??= new SFNClient({ maxAttempts: 3, ...sdkClientDefaults });
   const { executionArn } = await client.send(
     new StartExecutionCommand({
       stateMachineArn: bound('stateMachine:WebhookRetry'),

@@ -26,11 +26,6 @@ const clientEventFrame = z.strictObject({
 });
 type ClientEventFrame = z.infer<typeof clientEventFrame>;
 
-const ping: FrameHandler<undefined> = {
-  parse: () => undefined,
-  run: async () => ({ type: 'pong' }),
-};
-
 /** `message`: the message pipeline as the connection's user in its room, answered by `ack`. */
 const message: FrameHandler<MessageFrame> = {
   parse(frame) {
@@ -89,7 +84,7 @@ const clientEvent: FrameHandler<ClientEventFrame, readonly ConnectionRef[]> = {
   },
 };
 
-const dispatch = frameRouter({ ping, message, 'client-*': clientEvent });
+const dispatch = frameRouter({ message, 'client-*': clientEvent });
 
 /** Client frames, dispatched by type from the frame table; the answer (ack, pong, error) goes back on the socket. */
 export const handler = wsHandler('$default', async (event) => {

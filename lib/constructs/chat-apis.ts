@@ -1,6 +1,10 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import { AccessLogField, AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  CfnIntegration,
+  CfnIntegrationResponse,
+  CfnRoute,
+  CfnRouteResponse,
   CorsHttpMethod,
   HttpApi,
   HttpMethod,
@@ -16,7 +20,12 @@ import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/a
 import { type FunctionUrl, FunctionUrlAuthType, InvokeMode, HttpMethod as UrlHttpMethod } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { HttpRoute as HttpRouteEntry, WebSocketRoute as WebSocketRouteEntry } from '../routes/index.ts';
+import {
+  type FrameRoute,
+  type HttpRoute as HttpRouteEntry,
+  ROUTE_SELECTION_FIELD,
+  type WebSocketRoute as WebSocketRouteEntry,
+} from '../routes/index.ts';
 import type { ChatConfig } from '../stacks/chat-config.ts';
 import type { ChatFunction } from './chat-function.ts';
 
@@ -119,6 +128,8 @@ export class ChatApis extends Construct {
 
     this.webSocketApi = new WebSocketApi(this, 'WebSocketApi', {
       apiName: `chat-${config.stage}-ws`,
+      // Frames carry `type`; routes keyed on it let API Gateway answer keep-alives without a function.
+      routeSelectionExpression: `$request.body.${ROUTE_SELECTION_FIELD}`,
       description: 'Chat service realtime API (routes from lib/routes/)',
     });
     this.webSocketStage = new WebSocketStage(this, 'WebSocketStage', {
@@ -241,4 +252,46 @@ function httpAuthReason(route: HttpRouteEntry): string {
         'tenant comes from the verified credential.'
       );
   }
+}
+
+/**
+ * A frame API Gateway answers itself (`answer` in the frame table): a MOCK integration whose
+ * response template is the answer, behind a two-way route keyed on the frame's type. No function
+ * runs, so a keep-alive costs its two WebSocket messages and no invocation.
+ */
+export function addGatewayAnsweredFrame(scope: Construct, webSocketApi: WebSocketApi, frame: FrameRoute): void {
+  if (!frame.answer) throw new Error(`Frame ${frame.type} has no answer for API Gateway to give`);
+  const id = `${frame.type.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _separator, letter: string) => letter.toUpperCase())}Frame`;
+  const apiId = webSocketApi.apiId;
+  // A mock integration answers with the status its request template names; the one template
+  // (selected by the constant expression "200") names 200, and the response keyed /200/ answers.
+  const integration = new CfnIntegration(scope, `${id}Integration`, {
+    apiId,
+    integrationType: 'MOCK',
+    templateSelectionExpression: '200',
+    requestTemplates: { '200': '{"statusCode": 200}' },
+    description: `Answers ${frame.type} frames: ${frame.summary}`,
+  });
+  new CfnIntegrationResponse(scope, `${id}IntegrationResponse`, {
+    apiId,
+    integrationId: integration.ref,
+    integrationResponseKey: '/200/',
+    templateSelectionExpression: '200',
+    responseTemplates: { '200': JSON.stringify(frame.answer) },
+  });
+  const route = new CfnRoute(scope, `${id}Route`, {
+    apiId,
+    routeKey: frame.type,
+    target: `integrations/${integration.ref}`,
+    authorizationType: 'NONE',
+    // Two-way: the integration's answer goes back on the socket.
+    routeResponseSelectionExpression: '$default',
+  });
+  new CfnRouteResponse(scope, `${id}RouteResponse`, { apiId, routeId: route.ref, routeResponseKey: '$default' });
+  Validations.of(route).acknowledge({
+    id: 'AwsSolutions-APIG4',
+    reason:
+      'API Gateway accepts authorizers on $connect only: every connection this route hears was authenticated there, ' +
+      'and the route returns a constant frame without running anything.',
+  });
 }

@@ -1,16 +1,24 @@
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { type WebSocket, WebSocketServer } from 'ws';
-import { type HttpRoute, httpRoutes, webSocketRoutes } from '../routes/index';
+import { WebSocketServer } from 'ws';
+import type { ConnectionsTransport } from '../../functions/shared/gateway';
+import { gatewayAnswers, type HttpRoute, httpRoutes, ROUTE_SELECTION_FIELD, webSocketRoutes } from '../routes/index';
 import type { HandlerHost } from './handlers';
+import {
+  MAX_FRAME_BYTES,
+  type ManagementAnswer,
+  type ManagementFaults,
+  type ManagementRequest,
+  type ManagementStats,
+  managementApi,
+  type SocketEntry,
+} from './management-api';
 import { LocalResponseStream } from './streaming';
 
 /** API Gateway's payload limit for HTTP APIs. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
-/** API Gateway's frame limit for WebSocket APIs. */
-const MAX_FRAME_BYTES = 128 * 1024;
 
 interface CompiledRoute {
   readonly route: HttpRoute;
@@ -88,31 +96,25 @@ function decodePathParameters(names: readonly string[], values: RegExpExecArray)
   }
 }
 
+const answersByType = new Map([...gatewayAnswers].map(([type, answer]) => [type, JSON.stringify(answer)]));
+
 /**
- * Why a management API request is refused, in API Gateway's words, or `undefined` when its SigV4
- * `Authorization` header names the runtime's access key (the scope after it is not checked: one
- * key, one local region).
+ * API Gateway's route selection on the frame's `type`: the answer of the MOCK route the frame
+ * selects, or `undefined` for a frame that goes to `$default` (any other type, or not JSON).
  */
-function managementRefusal(authorization: string | undefined, accessKeyId: string) {
-  if (!authorization) return { errorType: 'ForbiddenException', message: 'Missing Authentication Token' };
-  const given = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\//.exec(authorization)?.[1] ?? '';
-  const expected = Buffer.from(accessKeyId);
-  const actual = Buffer.from(given);
-  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
-    return { errorType: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+function gatewayAnswer(text: string): string | undefined {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return undefined;
   }
-  return undefined;
+  const type = (frame as Record<string, unknown> | null)?.[ROUTE_SELECTION_FIELD];
+  return typeof type === 'string' ? answersByType.get(type) : undefined;
 }
 
 /** API Gateway WebSocket connection ids look like `L0SM9cOFvHcCIhw=`. */
 const newConnectionId = () => randomBytes(10).toString('base64');
-
-/** Management API calls, as CloudWatch would count them on AWS (`postToConnection` is billed per message). */
-export interface ManagementStats {
-  readonly posts: number;
-  readonly gone: number;
-  readonly deletes: number;
-}
 
 export interface Gateway {
   readonly port: number;
@@ -122,6 +124,10 @@ export interface Gateway {
   /** Open WebSocket connections, for tests and benchmarks. */
   connectionCount(): number;
   managementStats(): ManagementStats;
+  /** The `@connections` API without HTTP: each frame handed to its socket (see `managementApi`). */
+  readonly directTransport: ConnectionsTransport;
+  /** The `@connections` API for an SDK client in this process: its requests answered without a socket. */
+  manageRequest(request: ManagementRequest): Promise<ManagementAnswer>;
   stop(): Promise<void>;
 }
 
@@ -135,12 +141,10 @@ export async function startGateway(options: {
   port: number;
   host?: string;
   handlers: HandlerHost;
-  /**
-   * The access key the runtime gives its own handlers. The `@connections` management API answers
-   * only SigV4 requests made with it: on AWS it needs IAM credentials, and room members learn each
-   * other's socket ids, so an open one would let any client forge frames or close sockets.
-   */
+  /** The access key the runtime gives its own handlers: the only one `@connections` answers. */
   managementAccessKeyId: string;
+  /** Failures to inject into `@connections` calls (none by default). */
+  managementFaults?: ManagementFaults;
   /** Served at `GET /_local/stats`: what CloudWatch would show on AWS (local only, never deployed). */
   localStats?: () => unknown;
   /**
@@ -151,7 +155,8 @@ export async function startGateway(options: {
 }): Promise<Gateway> {
   const host = options.host ?? '127.0.0.1';
 
-  const sockets = new Map<string, { socket: WebSocket; connectedAt: number; lastActiveAt: number; sourceIp: string; userAgent: string }>();
+  const sockets = new Map<string, SocketEntry>();
+  const management = managementApi(sockets, options.managementAccessKeyId, options.managementFaults);
   const wsRoute = (routeKey: string) => {
     const route = webSocketRoutes.find((candidate) => candidate.routeKey === routeKey);
     if (!route) throw new Error(`No WebSocket route ${routeKey} in lib/routes/`);
@@ -162,7 +167,6 @@ export async function startGateway(options: {
   let domainName = '';
   let stopping = false;
   let ready = false;
-  const management = { posts: 0, gone: 0, deletes: 0 };
 
   async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', baseUrl);
@@ -283,44 +287,17 @@ export async function startGateway(options: {
     sendJson(response, 200, { running: fanOut.running });
   }
 
-  /** The management API, as `ApiGatewayManagementApiClient` calls it (restJson1, errors named in a header). */
+  /** The management API over HTTP, as `ApiGatewayManagementApiClient` calls it. */
   async function handleManagementApi(method: string, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const refusal = managementRefusal(request.headers.authorization, options.managementAccessKeyId);
-    if (refusal) {
-      request.resume();
-      sendJson(response, 403, { message: refusal.message }, { 'x-amzn-errortype': refusal.errorType });
-      return;
-    }
-    const connectionId = decodeURIComponent(url.pathname.slice('/@connections/'.length));
-    const entry = sockets.get(connectionId);
-    if (method === 'POST') management.posts++;
-    if (method === 'DELETE') management.deletes++;
-    if (!entry) {
-      if (method === 'POST') management.gone++;
-      sendJson(response, 410, { message: 'Gone' }, { 'x-amzn-errortype': 'GoneException' });
-      return;
-    }
-    if (method === 'POST') {
-      const body = await readBody(request);
-      if (body === 'too_large' || body.length > MAX_FRAME_BYTES) {
-        sendJson(response, 413, { message: 'Payload too large' }, { 'x-amzn-errortype': 'PayloadTooLargeException' });
-        return;
-      }
-      entry.socket.send(body.toString('utf8'));
-      response.writeHead(200);
+    const body = await readBody(request);
+    const answer =
+      body === 'too_large'
+        ? { status: 413, errorType: 'PayloadTooLargeException', body: { message: 'Payload too large' } }
+        : await management.request({ method, path: url.pathname, authorization: request.headers.authorization, body });
+    if (answer.body) sendJson(response, answer.status, answer.body, answer.errorType ? { 'x-amzn-errortype': answer.errorType } : {});
+    else {
+      response.writeHead(answer.status);
       response.end();
-    } else if (method === 'DELETE') {
-      entry.socket.close(1000, 'closed by server');
-      response.writeHead(204);
-      response.end();
-    } else if (method === 'GET') {
-      sendJson(response, 200, {
-        ConnectedAt: new Date(entry.connectedAt).toISOString(),
-        LastActiveAt: new Date(entry.lastActiveAt).toISOString(),
-        Identity: { SourceIp: entry.sourceIp, UserAgent: entry.userAgent },
-      });
-    } else {
-      sendJson(response, 405, { message: 'Method not allowed' });
     }
   }
 
@@ -418,6 +395,8 @@ export async function startGateway(options: {
         const entry = sockets.get(connectionId);
         if (entry) entry.lastActiveAt = Date.now();
         const body = isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString();
+        const answer = isBinary ? undefined : gatewayAnswer(body);
+        if (answer) return webSocket.send(answer);
         invokeWebSocketRoute('$default', connectionId, { body, isBase64Encoded: isBinary }).catch((error) => {
           console.error('$default failed', error);
         });
@@ -460,7 +439,9 @@ export async function startGateway(options: {
       ready = true;
     },
     connectionCount: () => sockets.size,
-    managementStats: () => ({ ...management }),
+    managementStats: management.stats,
+    directTransport: management.transport,
+    manageRequest: management.request,
     stop: async () => {
       stopping = true;
       for (const { socket } of sockets.values()) socket.terminate();

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type LocalStandIns, parseBinding, type SecretId, secretDefinitions } from '../bindings';
 import { functionEntries, streamConsumers } from '../routes/index';
 import { startDynamoDbLocal } from './dynamodb-local';
-import { type Gateway, type ManagementStats, startGateway } from './gateway';
+import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
+import { faultsFromSettings, inProcessRequestHandler, type ManagementFaults, type ManagementStats } from './management-api';
 import { type QueueConsumerStats, type QueueConsumers, startQueueConsumers } from './queue-consumers';
 import { startSecretsLocal } from './secrets-local';
 import { LOCAL_REGION, startSqsLocal } from './sqs-local';
@@ -43,9 +45,21 @@ export interface LocalRuntimeOptions {
    * @default false
    */
   readonly controls?: boolean;
+  /**
+   * How handlers reach `@connections`: `direct` hands each frame to the gateway's socket; `sdk`
+   * runs the SDK client (serialise, sign, parse) without a socket; `http` is the real HTTP + SigV4
+   * path API Gateway serves. All three go through the same rules, counters and faults.
+   * @default `LOCAL_CONNECTIONS_TRANSPORT`, else `direct`
+   */
+  readonly connectionsTransport?: ConnectionsTransportKind;
+  /** @default from `LOCAL_CONNECTIONS_GONE_RATE`, `LOCAL_CONNECTIONS_THROTTLE_RATE`, `LOCAL_CONNECTIONS_JITTER_MS` */
+  readonly connectionsFaults?: ManagementFaults;
   /** Setup that must be done before `GET /health` says ready (the demo project of `npm start`). */
   readonly beforeReady?: () => Promise<void>;
 }
+
+export const connectionsTransportKinds = ['direct', 'sdk', 'http'] as const;
+export type ConnectionsTransportKind = (typeof connectionsTransportKinds)[number];
 
 export interface LocalRuntime {
   readonly baseUrl: string;
@@ -155,7 +169,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       started.streams.map((poller) => poller.stats()),
       zeroStreamStats,
     ),
-    connections: gateway?.managementStats() ?? { posts: 0, gone: 0, deletes: 0 },
+    connections: gateway?.managementStats() ?? { posts: 0, gone: 0, deletes: 0, throttled: 0 },
   });
   const stopAll = async () => {
     await Promise.all([...started.queues, ...started.streams].map((running) => running.stop()));
@@ -166,10 +180,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   };
   try {
     fanOut = await startSwitchableProxy(sqs.endpoint);
+    const settings = { ...process.env, ...given };
     gateway = await startGateway({
       port: options.port ?? 8787,
       handlers,
       managementAccessKeyId: credentials.accessKeyId,
+      managementFaults: options.connectionsFaults ?? faultsFromSettings(settings),
       localStats: stats,
       ...(options.controls ? { fanOutSwitch: fanOut } : {}),
     });
@@ -180,7 +196,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       stateMachineArns: stepFunctions.arns,
       secretArns: secrets.arns,
       connectionsEndpoint: gateway.baseUrl,
-      settings: { ...process.env, ...given },
+      settings,
     };
     const env: Record<string, string> = {
       AWS_REGION: LOCAL_REGION,
@@ -202,8 +218,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // Credentials from the user's AWS profile must not leak into local requests.
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
+    // Before any handler module builds its clients.
+    const { sdkClientDefaults } = await import('#shared/aws-clients');
+    sdkClientDefaults.signer = keyNamingSigner(credentials.accessKeyId);
     // Validate the settings now, so a bad one stops the start instead of the first request.
     await import('#shared/config');
+    await useConnectionsTransport(options.connectionsTransport ?? transportKindFrom(settings), gateway, credentials);
     const { addMetricSink } = await import('#shared/metrics');
     addMetricSink((name, value) => {
       metrics[name] = (metrics[name] ?? 0) + value;
@@ -243,7 +263,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await options.beforeReady?.();
     gateway.markReady();
 
-
     return {
       baseUrl: gateway.baseUrl,
       gateway,
@@ -278,4 +297,46 @@ function bindingVariables(standIns: LocalStandIns): Record<string, string> {
     }
   }
   return variables;
+}
+
+function transportKindFrom(settings: Readonly<Record<string, string | undefined>>): ConnectionsTransportKind {
+  const kind = settings.LOCAL_CONNECTIONS_TRANSPORT || 'direct';
+  if (!(connectionsTransportKinds as readonly string[]).includes(kind)) {
+    throw new Error(`LOCAL_CONNECTIONS_TRANSPORT must be one of ${connectionsTransportKinds.join(', ')}, not ${kind}`);
+  }
+  return kind as ConnectionsTransportKind;
+}
+
+/** Points the handlers of this process at the gateway's `@connections` by the chosen path. */
+async function useConnectionsTransport(
+  kind: ConnectionsTransportKind,
+  gateway: Gateway,
+  credentials: { accessKeyId: string; secretAccessKey: string },
+): Promise<void> {
+  // `http`: the handlers' own SDK client, over a socket to the gateway, as on AWS.
+  if (kind === 'http') return;
+  const shared = await import('#shared/gateway');
+  if (kind === 'direct') return shared.useConnectionsTransport(gateway.directTransport);
+  const client = new ApiGatewayManagementApiClient({
+    endpoint: gateway.baseUrl,
+    region: LOCAL_REGION,
+    credentials,
+    requestHandler: inProcessRequestHandler(gateway.manageRequest),
+  });
+  shared.useConnectionsTransport(shared.sdkTransport(client));
+}
+
+/**
+ * A SigV4 signer that names the access key and signs nothing. The stand-ins check no signature
+ * (DynamoDB Local wants an `Authorization` header naming a key, nothing more), and on AWS the
+ * signing CPU is the SDK's, not the service's: measured locally it would be charged to the service.
+ */
+function keyNamingSigner(accessKeyId: string) {
+  const authorization = `AWS4-HMAC-SHA256 Credential=${accessKeyId}/20000101/${LOCAL_REGION}/local/aws4_request, SignedHeaders=host, Signature=0`;
+  return {
+    sign: async <T extends { headers: Record<string, string> }>(request: T): Promise<T> => {
+      request.headers.authorization = authorization;
+      return request;
+    },
+  };
 }

@@ -72,6 +72,20 @@ export function httpRoute(id: string): HttpRoute {
   return route;
 }
 
+/** The frame field the WebSocket API selects routes on (`$request.body.type`). */
+export const ROUTE_SELECTION_FIELD = 'type';
+
+/** Frames API Gateway answers itself (MOCK routes), by type: the function never sees them. */
+export const gatewayAnswers: ReadonlyMap<string, Readonly<Record<string, unknown>>> = new Map(
+  webSocketFrames.flatMap((frame) => {
+    if (!frame.answer) return [];
+    if (frame.type.endsWith('*') || frame.flag || frame.rateLimit) {
+      throw new Error(`Frame ${frame.type} is answered by API Gateway, which matches exact types only and checks no flag or limit`);
+    }
+    return [[frame.type, frame.answer] as const];
+  }),
+);
+
 /** The frame route a frame type falls under (`client-typing` → `client-*`), if any. */
 export function frameRoute(type: string): FrameRoute | undefined {
   return webSocketFrames.find((frame) => (frame.type.endsWith('*') ? type.startsWith(frame.type.slice(0, -1)) : frame.type === type));

@@ -38,7 +38,8 @@ export const realtime: Area = {
     },
   ],
   frames: [
-    { type: 'ping', channels: ['room', 'user'], summary: 'Answered with pong' },
+    // Keep-alives cost no invocation: API Gateway answers them (a MOCK route).
+    { type: 'ping', channels: ['room', 'user'], answer: { type: 'pong' }, summary: 'Answered with pong by API Gateway' },
     {
       type: 'message',
       channels: ['room'],

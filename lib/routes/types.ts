@@ -99,8 +99,11 @@ export interface WebSocketRoute {
 export type Channel = 'room' | 'user';
 
 /**
- * A client frame type, dispatched inside `$default` by `functions/ws/default.ts` (middy
- * `ws-router`'s shape, one level down: API Gateway routes on the route key, frames route on `type`).
+ * A client frame type. The WebSocket API selects routes on the frame's `type`
+ * (`$request.body.type`): a frame with an `answer` is answered by API Gateway itself (a MOCK route
+ * with a route response), so no function runs and nothing is billed but the two messages; every
+ * other type lands on `$default`, which dispatches it by `type` (`functions/ws/default.ts`, middy
+ * `ws-router`'s shape).
  */
 export interface FrameRoute {
   /** The frame's `type`; a trailing `*` matches every type with that prefix (`client-*`). */
@@ -109,6 +112,8 @@ export interface FrameRoute {
   readonly channels: readonly Channel[];
   readonly flag?: FeatureFlag;
   readonly rateLimit?: RateLimit;
+  /** The frame API Gateway answers with, unconditionally and on every channel (no flag, no limit). */
+  readonly answer?: Readonly<Record<string, string | number | boolean>>;
   readonly summary: string;
 }
 

@@ -5,7 +5,13 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import type { BoundResources } from '../bindings.ts';
-import { addHttpRoute, addStreamingUrl, addWebSocketRoute, streamingRouteTimeout } from '../constructs/chat-apis.ts';
+import {
+  addGatewayAnsweredFrame,
+  addHttpRoute,
+  addStreamingUrl,
+  addWebSocketRoute,
+  streamingRouteTimeout,
+} from '../constructs/chat-apis.ts';
 import { addSqsConsumer, addStreamConsumer } from '../constructs/chat-consumers.ts';
 import { ChatFunction } from '../constructs/chat-function.ts';
 import { AreaAlarms } from '../constructs/chat-observability.ts';
@@ -121,6 +127,9 @@ export class AreaStack extends NestedStack {
     for (const route of area.webSocketRoutes ?? []) {
       const fn = create(entryOf(route.id), { description: `WebSocket ${route.routeKey}: ${route.summary}` });
       addWebSocketRoute(this, shared.webSocketApi, route, fn);
+    }
+    for (const frame of (area.frames ?? []).filter((candidate) => candidate.answer)) {
+      addGatewayAnsweredFrame(this, shared.webSocketApi, frame);
     }
 
     for (const consumer of area.queueConsumers ?? []) {

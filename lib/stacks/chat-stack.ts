@@ -86,7 +86,7 @@ export class ChatStack extends Stack {
       }
       // A stage deploys what its API has when it is created: after the area's routes, it starts complete
       // (and API Gateway refuses to deploy a WebSocket API without routes at all).
-      if (area.webSocketRoutes?.length) this.api.webSocketStage.node.addDependency(areaStack);
+      if (area.webSocketRoutes?.length || area.frames?.some((frame) => frame.answer)) this.api.webSocketStage.node.addDependency(areaStack);
       if (area.httpRoutes?.some((route) => (route.transport ?? 'httpApi') === 'httpApi')) this.api.httpStage.node.addDependency(areaStack);
     }
     this.areas = areaStacks;

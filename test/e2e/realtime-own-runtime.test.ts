@@ -8,7 +8,10 @@ import { connectUser, type RoomSocket, type SocketOptions, tryConnect } from '..
  * Realtime behaviour that needs settings or consumers the shared runtime does not have, on one
  * runtime of its own (`bin/local.ts`, all queue consumers on): the public-room connection rate
  * limit, fan-out of large rooms through the realtime queue (threshold 3, batches of 2), and
- * watched-room activity, which the watcher subscriber delivers.
+ * watched-room activity, which the watcher subscriber delivers. Its handlers reach `@connections`
+ * the way they do on AWS, through the SDK over HTTP with SigV4 (`LOCAL_CONNECTIONS_TRANSPORT=http`),
+ * so the SDK's requests and its error mapping (410 → `GoneException` while a handshake finishes)
+ * stay tested; every other suite uses the direct transport.
  */
 
 const OPERATOR_KEY = 'realtime-own-runtime-operator-key-01';
@@ -28,6 +31,7 @@ beforeAll(async () => {
       RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE: String(PUBLIC_CONNECTIONS_PER_MINUTE),
       REALTIME_FANOUT_QUEUE_THRESHOLD: '3',
       REALTIME_FANOUT_BATCH_SIZE: '2',
+      LOCAL_CONNECTIONS_TRANSPORT: 'http',
     },
   });
   call = clientOf(local.baseUrl);
@@ -210,5 +214,43 @@ describe('a watched room', () => {
 
     // Assess
     expect(activity).toMatchObject({ activity: 'message', roomId, message: { id: posted.body.id, content: 'open to all' } });
+  });
+});
+
+describe('DELETE /users/{userId}/connections over the HTTP management API', () => {
+  it("closes each of the user's sockets through DeleteConnection and answers how many", async () => {
+    // Prepare
+    const { owner, roomId } = await room('group');
+    const first = await join(roomId, owner.token);
+    const second = await join(roomId, owner.token);
+    await Promise.all([first.socketId(), second.socketId()]);
+
+    // Act
+    const closed = await call(`/users/${owner.userId}/connections`, { method: 'DELETE', apiKey });
+
+    // Assess
+    expect(closed).toMatchObject({ status: 200, body: { closed: 2 } });
+    expect((await first.closed).code).toBe(1000);
+    expect((await second.closed).code).toBe(1000);
+  });
+});
+
+describe('ping frames', () => {
+  it('are answered pong by the gateway itself, as the MOCK route does on AWS: no function runs, nothing is posted', async () => {
+    // Prepare
+    const { owner, roomId } = await room('group');
+    const socket = await join(roomId, owner.token);
+    await socket.next((frame) => frame.type === 'subscription_succeeded');
+    await settle(socket);
+    const postsBefore = (await call('/_local/stats')).body.connections.posts as number;
+    const pongsBefore = socket.ofType('pong').length;
+
+    // Act
+    for (let ping = 0; ping < 5; ping++) socket.send({ type: 'ping' });
+    await socket.next(() => socket.ofType('pong').length === pongsBefore + 5);
+
+    // Assess
+    expect(socket.ofType('pong').slice(pongsBefore)).toEqual(Array.from({ length: 5 }, () => ({ type: 'pong' })));
+    expect((await call('/_local/stats')).body.connections.posts).toBe(postsBefore);
   });
 });

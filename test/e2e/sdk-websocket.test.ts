@@ -97,6 +97,19 @@ describe('the room client over WebSocket', () => {
     expect(receiver.client.socketId).toEqual(expect.any(String));
   });
 
+  it('pings at pingIntervalMs and, answered each time, stays on the one connection while the room is silent', async () => {
+    // Prepare
+    const { owner, roomId } = await newGroupRoom(project);
+    const receiver = await ready(watch({ roomId, token: owner.token, pingIntervalMs: 100 }));
+
+    // Act: ten intervals of silence but for the pings; unanswered, the client would drop after two
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    // Assess
+    expect(receiver.states).toEqual(['connecting', 'connected']);
+    expect(receiver.errors).toEqual([]);
+  });
+
   it('delivers the room’s recent history first, oldest first, then live messages, each once', async () => {
     // Prepare
     const { owner, roomId } = await newGroupRoom(project);

@@ -492,6 +492,10 @@ const apiRouteCases = [
     area: areaOfRoute(route.id),
   })),
 ];
+/** Frames API Gateway answers itself, with the area whose stack holds their MOCK route. */
+const answeredFrames = areas.flatMap((area) =>
+  (area.frames ?? []).filter((frame) => frame.answer).map((frame) => ({ frame, area: area.id })),
+);
 const timeoutOf = (entry: FunctionEntry) =>
   streamingRoutes.some((route) => route.id === entry.id) ? streamingRouteTimeout.toSeconds() : (entry.timeoutSeconds ?? 10);
 
@@ -670,12 +674,41 @@ describe('APIs', () => {
     expect(webSocketRoutes.map((route) => route.routeKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
   });
 
+  it('selects WebSocket routes on the type frames carry, and answers each frame with an answer by a MOCK route', () => {
+    main.root.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'WEBSOCKET',
+      RouteSelectionExpression: '$request.body.type',
+    });
+    expect(answeredFrames.map(({ frame }) => frame.type)).toEqual(['ping']);
+    for (const { frame, area } of answeredFrames) {
+      const { template } = viewOf(area);
+      const [routeId, route] =
+        Object.entries(template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: frame.type } }))[0] ?? [];
+      if (!route) throw new Error(`No route for ${frame.type} frames in the ${area} stack`);
+      const integrationId = (route.Properties.Target['Fn::Join'][1] as unknown[])[1] as { Ref: string };
+      expect(template.toJSON().Resources[integrationId.Ref]).toMatchObject({
+        Type: 'AWS::ApiGatewayV2::Integration',
+        Properties: { IntegrationType: 'MOCK', RequestTemplates: { '200': '{"statusCode": 200}' } },
+      });
+      template.hasResourceProperties('AWS::ApiGatewayV2::IntegrationResponse', {
+        IntegrationId: integrationId,
+        IntegrationResponseKey: '/200/',
+        ResponseTemplates: { '200': JSON.stringify(frame.answer) },
+      });
+      expect(route.Properties.RouteResponseSelectionExpression).toBe('$default');
+      template.hasResourceProperties('AWS::ApiGatewayV2::RouteResponse', { RouteId: { Ref: routeId }, RouteResponseKey: '$default' });
+    }
+  });
+
   it('has one API route per WebSocket route and HTTP API route of lib/routes/, in the area stacks, and no other', () => {
     const routes = resourcesOfType('AWS::ApiGatewayV2::Route');
 
     main.root.resourceCountIs('AWS::ApiGatewayV2::Route', 0);
     expect(routes.map(({ view, resource }) => `${view.area.id} ${resource.Properties.RouteKey}`).sort()).toEqual(
-      apiRouteCases.map((route) => `${route.area} ${route.routeKey}`).sort(),
+      [
+        ...apiRouteCases.map((route) => `${route.area} ${route.routeKey}`),
+        ...answeredFrames.map(({ area, frame }) => `${area} ${frame.type}`),
+      ].sort(),
     );
   });
 

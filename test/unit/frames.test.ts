@@ -10,16 +10,21 @@ import { type FrameHandler, frameRouter } from '#shared/frames';
  */
 
 const answering = (answer: unknown): FrameHandler => ({ parse: () => undefined, run: async () => answer });
-const everyType = () => Object.fromEntries(webSocketFrames.map((frame) => [frame.type, answering({ type: `handled ${frame.type}` })]));
+/** A handler for every frame type a function answers (API Gateway answers the rest itself). */
+const everyType = () =>
+  Object.fromEntries(
+    webSocketFrames.filter((frame) => !frame.answer).map((frame) => [frame.type, answering({ type: `handled ${frame.type}` })]),
+  );
+const roomChannel = { projectId: 'p', userId: 'u', roles: [], connectionId: 'c', roomId: 'r', channel: 'room' } as unknown as Connection;
 const userChannel = { projectId: 'p', userId: 'u', roles: [], connectionId: 'c', channel: 'user' } as unknown as Connection;
 
 describe('frameRouter', () => {
   it('refuses at cold start a handler set that misses a listed frame type', () => {
     // Prepare
-    const { ping: _ping, ...missingPing } = everyType();
+    const { message: _message, ...missingMessage } = everyType();
 
     // Act
-    const build = () => frameRouter(missingPing);
+    const build = () => frameRouter(missingMessage);
 
     // Assess
     expect(build).toThrow(/do not match the frame table/);
@@ -55,9 +60,22 @@ describe('frameRouter', () => {
     const dispatch = frameRouter(everyType());
 
     // Act
+    const answer = await dispatch(roomChannel, '{"type":"message","content":"hi"}');
+
+    // Assess
+    expect(answer).toEqual({ type: 'handled message' });
+  });
+
+  it('refuses a handler for a frame API Gateway answers, and answers such a frame from the table', async () => {
+    // Prepare
+    const dispatch = frameRouter(everyType());
+
+    // Act
+    const build = () => frameRouter({ ...everyType(), ping: answering({ type: 'pong from a function' }) });
     const answer = await dispatch(userChannel, '{"type":"ping"}');
 
     // Assess
-    expect(answer).toEqual({ type: 'handled ping' });
+    expect(build).toThrow(/do not match the frame table/);
+    expect(answer).toEqual({ type: 'pong' });
   });
 });

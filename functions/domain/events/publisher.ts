@@ -2,6 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
 import { MESSAGE_SK_PREFIX, OUTBOX_SK_PREFIX } from '#shared/db/keys';
 import { messageItem } from '#shared/db/message';
@@ -11,7 +12,7 @@ import { logger } from '#shared/logger';
 import { messageEvents } from './message-events';
 
 /** The endpoint comes from the SDK's resolution (`AWS_ENDPOINT_URL_SNS` for the local stand-in). */
-export const sns = new SNSClient({ maxAttempts: 3 });
+export const sns = new SNSClient({ maxAttempts: 3, ...sdkClientDefaults });
 
 const SNS_BATCH_ENTRIES = 10;
 /** SNS caps a batch at 256 KiB in total; a little headroom for attributes. */

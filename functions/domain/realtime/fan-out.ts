@@ -1,4 +1,4 @@
-import { postToConnection } from '#shared/gateway';
+import { encodeFrame, postToConnection } from '#shared/gateway';
 import { logger } from '#shared/logger';
 
 /** Posts to at most this many connections at once per fan-out. */
@@ -11,11 +11,11 @@ export interface PostOutcome {
 }
 
 /**
- * Sends one frame to many connections with bounded parallelism. The frame is serialised once. A
+ * Sends one frame to many connections with bounded parallelism. The frame is encoded once. A
  * post that fails for another reason is logged and skipped: one bad connection must not stop the rest.
  */
 export async function postFrames(connectionIds: readonly string[], frame: unknown): Promise<PostOutcome> {
-  const data = JSON.stringify(frame);
+  const data = encodeFrame(frame);
   let sent = 0;
   const gone: string[] = [];
   let next = 0;

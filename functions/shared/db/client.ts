@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { sdkClientDefaults } from '#shared/aws-clients';
 import { boundIfSet } from '#shared/bindings';
 
 /**
@@ -7,7 +8,7 @@ import { boundIfSet } from '#shared/bindings';
  * `AWS_ENDPOINT_URL_DYNAMODB` (set by the local runtime), so nothing here knows about local mode.
  * Exported raw as well, so a benchmark can count requests with SDK middleware.
  */
-export const dynamo = new DynamoDBClient({ maxAttempts: 3 });
+export const dynamo = new DynamoDBClient({ maxAttempts: 3, ...sdkClientDefaults });
 
 export const db = DynamoDBDocumentClient.from(dynamo, {
   marshallOptions: { removeUndefinedValues: true },

@@ -1,0 +1,198 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import type { ConnectionsTransport } from '../../functions/shared/gateway';
+
+/** API Gateway's frame limit for WebSocket APIs. */
+export const MAX_FRAME_BYTES = 128 * 1024;
+
+/** An open socket as the gateway tracks it. */
+export interface SocketEntry {
+  readonly socket: WebSocket;
+  readonly connectedAt: number;
+  lastActiveAt: number;
+  readonly sourceIp: string;
+  readonly userAgent: string;
+}
+
+/** Management API calls, as CloudWatch would count them on AWS (`postToConnection` is billed per message). */
+export interface ManagementStats {
+  readonly posts: number;
+  readonly gone: number;
+  readonly deletes: number;
+  /** Calls refused with 429 by injected throttling. */
+  readonly throttled: number;
+}
+
+/**
+ * AWS's failure modes, on demand: a share of posts answered 410 as if the client had vanished, a
+ * share of calls throttled (429 `LimitExceededException`), and a random delay of up to `jitterMs`.
+ */
+export interface ManagementFaults {
+  readonly goneRate?: number;
+  readonly throttleRate?: number;
+  readonly jitterMs?: number;
+}
+
+export type ManagementCall =
+  | { readonly action: 'post'; readonly connectionId: string; readonly data: Uint8Array }
+  | { readonly action: 'delete' | 'get'; readonly connectionId: string };
+
+/** An answer in the management API's terms: the status, the error type it names in a header, a JSON body. */
+export interface ManagementAnswer {
+  readonly status: number;
+  readonly errorType?: string;
+  readonly body?: Record<string, unknown>;
+}
+
+const refusedWith = (status: number, errorType: string, message: string): ManagementAnswer => ({
+  status,
+  errorType,
+  body: { message },
+});
+const gone = refusedWith(410, 'GoneException', 'Gone');
+
+/**
+ * Why a request is refused, or `undefined` when its SigV4 `Authorization` header names the
+ * runtime's access key (the scope after it is not checked: one key, one local region). On AWS this
+ * API needs IAM credentials, and room members learn each other's socket ids, so an open one would
+ * let any client forge frames or close sockets.
+ */
+function authorizationRefusal(authorization: string | undefined, accessKeyId: string): ManagementAnswer | undefined {
+  if (!authorization) return refusedWith(403, 'ForbiddenException', 'Missing Authentication Token');
+  const given = Buffer.from(/^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\//.exec(authorization)?.[1] ?? '');
+  const expected = Buffer.from(accessKeyId);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    return refusedWith(403, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
+  }
+  return undefined;
+}
+
+/** A management API request as it arrives, over HTTP or from an SDK client in this process. */
+export interface ManagementRequest {
+  readonly method: string;
+  /** The path as sent, still percent-encoded: `/@connections/<id>`. */
+  readonly path: string;
+  readonly authorization: string | undefined;
+  readonly body: Uint8Array;
+}
+
+/**
+ * The `@connections` management API of the local gateway: one `manage()` that applies API
+ * Gateway's rules (410 for a connection it does not know, 413 past the frame limit), counts the
+ * calls and injects faults, reached three ways: over HTTP with SigV4 (`request`), by an SDK client
+ * in this process (`request` again, without the socket), and directly (`transport`), which hands
+ * the frame to the socket without an SDK call per frame.
+ */
+export function managementApi(sockets: ReadonlyMap<string, SocketEntry>, accessKeyId: string, faults: ManagementFaults = {}) {
+  const stats = { posts: 0, gone: 0, deletes: 0, throttled: 0 };
+
+  async function manage(call: ManagementCall): Promise<ManagementAnswer> {
+    if (call.action === 'post') stats.posts++;
+    if (call.action === 'delete') stats.deletes++;
+    if (faults.jitterMs) await new Promise((resolve) => setTimeout(resolve, Math.random() * (faults.jitterMs as number)));
+    if (faults.throttleRate && Math.random() < faults.throttleRate) {
+      stats.throttled++;
+      return refusedWith(429, 'LimitExceededException', 'Rate exceeded');
+    }
+    const entry = sockets.get(call.connectionId);
+    const vanished = call.action === 'post' && faults.goneRate !== undefined && Math.random() < faults.goneRate;
+    if (!entry || vanished) {
+      if (call.action === 'post') stats.gone++;
+      return gone;
+    }
+    switch (call.action) {
+      case 'post':
+        if (call.data.byteLength > MAX_FRAME_BYTES) return refusedWith(413, 'PayloadTooLargeException', 'Payload too large');
+        entry.socket.send(call.data, { binary: false });
+        return { status: 200 };
+      case 'delete':
+        entry.socket.close(1000, 'closed by server');
+        return { status: 204 };
+      case 'get':
+        return {
+          status: 200,
+          // The wire names of GetConnection's answer (restJson1), which the SDK maps to ConnectedAt etc.
+          body: {
+            connectedAt: new Date(entry.connectedAt).toISOString(),
+            lastActiveAt: new Date(entry.lastActiveAt).toISOString(),
+            identity: { sourceIp: entry.sourceIp, userAgent: entry.userAgent },
+          },
+        };
+    }
+  }
+
+  const actions: Record<string, ManagementCall['action']> = { POST: 'post', DELETE: 'delete', GET: 'get' };
+
+  /** A request as `ApiGatewayManagementApiClient` sends it (restJson1, errors named in a header). */
+  async function request(incoming: ManagementRequest): Promise<ManagementAnswer> {
+    const refusal = authorizationRefusal(incoming.authorization, accessKeyId);
+    if (refusal) return refusal;
+    const action = actions[incoming.method];
+    if (!action) return refusedWith(405, 'MethodNotAllowedException', 'Method not allowed');
+    let connectionId: string;
+    try {
+      connectionId = decodeURIComponent(incoming.path.slice('/@connections/'.length));
+    } catch {
+      return refusedWith(400, 'BadRequestException', 'Invalid connection id');
+    }
+    return manage(action === 'post' ? { action, connectionId, data: incoming.body } : { action, connectionId });
+  }
+
+  /** Fails as the SDK would: an error named for the answer's error type. */
+  const raise = (answer: ManagementAnswer) => {
+    if (answer.status < 400) return;
+    const error = new Error(String(answer.body?.message ?? answer.errorType)) as Error & { $metadata: { httpStatusCode: number } };
+    error.name = answer.errorType ?? 'ManagementApiError';
+    error.$metadata = { httpStatusCode: answer.status };
+    throw error;
+  };
+
+  const transport: ConnectionsTransport = {
+    post: async (connectionId, data) => raise(await manage({ action: 'post', connectionId, data })),
+    delete: async (connectionId) => raise(await manage({ action: 'delete', connectionId })),
+  };
+
+  return { manage, request, transport, stats: (): ManagementStats => ({ ...stats }) };
+}
+
+/** Reads the fault settings, refusing values that are not rates (0–1) or a delay in ms. */
+export function faultsFromSettings(settings: Readonly<Record<string, string | undefined>>): ManagementFaults {
+  const read = (name: string, max: number) => {
+    const raw = settings[name];
+    if (raw === undefined || raw === '') return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0 || value > max) throw new Error(`${name} must be a number from 0 to ${max}, not ${raw}`);
+    return value;
+  };
+  return {
+    goneRate: read('LOCAL_CONNECTIONS_GONE_RATE', 1),
+    throttleRate: read('LOCAL_CONNECTIONS_THROTTLE_RATE', 1),
+    jitterMs: read('LOCAL_CONNECTIONS_JITTER_MS', 60_000),
+  };
+}
+
+/**
+ * An SDK request handler that answers the management API's requests in this process: the SDK's
+ * own work (serialising, signing, parsing answers and errors) runs, the socket round trip does not.
+ */
+export function inProcessRequestHandler(request: (incoming: ManagementRequest) => Promise<ManagementAnswer>) {
+  return {
+    async handle(sdkRequest: { method: string; path: string; headers: Record<string, string>; body?: unknown }) {
+      const body = sdkRequest.body;
+      const answer = await request({
+        method: sdkRequest.method,
+        path: sdkRequest.path,
+        authorization: sdkRequest.headers.authorization,
+        body: body instanceof Uint8Array ? body : Buffer.from(typeof body === 'string' ? body : ''),
+      });
+      const headers: Record<string, string> = answer.errorType ? { 'x-amzn-errortype': answer.errorType } : {};
+      if (answer.body) headers['content-type'] = 'application/json';
+      return {
+        response: { statusCode: answer.status, headers, body: answer.body ? Buffer.from(JSON.stringify(answer.body)) : new Uint8Array() },
+      };
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+}

@@ -1,0 +1,126 @@
+import { ApiGatewayManagementApiClient, GetConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { inProcessRequestHandler, MAX_FRAME_BYTES, managementApi, type SocketEntry } from '../../lib/local/management-api';
+
+/**
+ * The local `@connections` API: API Gateway's rules (410 unknown connection, 413 past 128 KB), its
+ * counters and the injected faults, the same whichever way a handler reaches it. Here through the
+ * direct transport and through the real SDK client with the in-process request handler, so the
+ * SDK's own error mapping is what the assertions see.
+ */
+
+const ACCESS_KEY = 'AKIALOCALTEST0000000';
+
+/** A socket that records what it was sent: the rules, not `ws`, are under test here. */
+function recordingSocket() {
+  const sent: string[] = [];
+  const closes: number[] = [];
+  const socket = {
+    send: (data: Uint8Array) => sent.push(Buffer.from(data).toString('utf8')),
+    close: (code: number) => closes.push(code),
+  } as unknown as WebSocket;
+  return { socket, sent, closes };
+}
+
+function setUp(faults = {}) {
+  const open = recordingSocket();
+  const entry: SocketEntry = { socket: open.socket, connectedAt: 0, lastActiveAt: 0, sourceIp: '127.0.0.1', userAgent: 'test' };
+  const api = managementApi(new Map([['open-1', entry]]), ACCESS_KEY, faults);
+  const client = (accessKeyId = ACCESS_KEY) =>
+    new ApiGatewayManagementApiClient({
+      endpoint: 'http://127.0.0.1:1',
+      region: 'us-east-1',
+      credentials: { accessKeyId, secretAccessKey: 'secret' },
+      maxAttempts: 1,
+      requestHandler: inProcessRequestHandler(api.request),
+    });
+  return { api, open, client };
+}
+
+const frame = (text: string) => Buffer.from(text);
+
+describe('the local management API', () => {
+  it('delivers a post to the open socket through the SDK and the direct transport alike, counting both', async () => {
+    // Prepare
+    const { api, open, client } = setUp();
+
+    // Act
+    await client().send(new PostToConnectionCommand({ ConnectionId: 'open-1', Data: frame('{"via":"sdk"}') }));
+    await api.transport.post('open-1', frame('{"via":"direct"}'));
+
+    // Assess
+    expect(open.sent).toEqual(['{"via":"sdk"}', '{"via":"direct"}']);
+    expect(api.stats()).toEqual({ posts: 2, gone: 0, deletes: 0, throttled: 0 });
+  });
+
+  it('answers an unknown connection with GoneException on both paths', async () => {
+    // Prepare
+    const { api, client } = setUp();
+
+    // Act
+    const viaSdk = client()
+      .send(new PostToConnectionCommand({ ConnectionId: 'closed-1', Data: frame('{}') }))
+      .catch((error) => error);
+    const direct = api.transport.post('closed-1', frame('{}')).catch((error) => error);
+
+    // Assess
+    expect(await viaSdk).toMatchObject({ name: 'GoneException', $metadata: { httpStatusCode: 410 } });
+    expect(await direct).toMatchObject({ name: 'GoneException', $metadata: { httpStatusCode: 410 } });
+    expect(api.stats()).toMatchObject({ posts: 2, gone: 2 });
+  });
+
+  it('refuses a frame over 128 KB with PayloadTooLargeException and sends nothing', async () => {
+    // Prepare
+    const { api, open, client } = setUp();
+    const big = Buffer.alloc(MAX_FRAME_BYTES + 1, 0x61);
+
+    // Act
+    const viaSdk = client()
+      .send(new PostToConnectionCommand({ ConnectionId: 'open-1', Data: big }))
+      .catch((error) => error);
+    const direct = api.transport.post('open-1', big).catch((error) => error);
+
+    // Assess
+    expect(await viaSdk).toMatchObject({ name: 'PayloadTooLargeException' });
+    expect(await direct).toMatchObject({ name: 'PayloadTooLargeException' });
+    expect(open.sent).toEqual([]);
+  });
+
+  it("refuses an SDK client signing with another access key, and answers the runtime's own", async () => {
+    // Prepare
+    const { client } = setUp();
+
+    // Act
+    const stranger = await client('AKIASOMEONEELSE00000')
+      .send(new GetConnectionCommand({ ConnectionId: 'open-1' }))
+      .catch((error) => error);
+    const own = await client().send(new GetConnectionCommand({ ConnectionId: 'open-1' }));
+
+    // Assess
+    expect(stranger).toMatchObject({ name: 'UnrecognizedClientException', $metadata: { httpStatusCode: 403 } });
+    expect(own.Identity).toEqual({ SourceIp: '127.0.0.1', UserAgent: 'test' });
+  });
+
+  it('injects AWS failure modes on demand: throttling, vanished clients and delay', async () => {
+    // Prepare
+    const throttled = setUp({ throttleRate: 1 });
+    const vanished = setUp({ goneRate: 1 });
+    const slow = setUp({ jitterMs: 30 });
+
+    // Act
+    const limit = await throttled.api.transport.post('open-1', frame('{}')).catch((error) => error);
+    const goneAnswer = await vanished
+      .client()
+      .send(new PostToConnectionCommand({ ConnectionId: 'open-1', Data: frame('{}') }))
+      .catch((error) => error);
+    await Promise.all(Array.from({ length: 20 }, () => slow.api.transport.post('open-1', frame('{}'))));
+
+    // Assess
+    expect(limit).toMatchObject({ name: 'LimitExceededException', $metadata: { httpStatusCode: 429 } });
+    expect(throttled.api.stats()).toMatchObject({ throttled: 1 });
+    expect(goneAnswer).toMatchObject({ name: 'GoneException' });
+    expect(vanished.open.sent).toEqual([]);
+    expect(slow.open.sent).toHaveLength(20);
+  });
+});
