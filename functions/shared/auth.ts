@@ -7,7 +7,7 @@ import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
 import { type ProjectItem, projectItem, projectKey } from '#shared/db/project';
 import { ForbiddenError, UnauthorizedError } from '#shared/errors';
-import { idSchema } from '#shared/ids';
+import { idSchema, PROJECT_ID_PATTERN } from '#shared/ids';
 
 /** A project user, from a verified JWT. */
 export interface UserPrincipal {
@@ -53,6 +53,9 @@ const projectCache = new TtlCache<ProjectItem>(Math.max(config.CACHE_TTL_MS, 100
 
 /** Reads a project (cached per instance); `undefined` when it does not exist. */
 export async function loadProject(projectId: string): Promise<ProjectItem | undefined> {
+  // Callers pass ids from unverified input (a JWT's claim before its signature is checked): one
+  // that cannot be a project's is no project, not a key DynamoDB refuses.
+  if (!PROJECT_ID_PATTERN.test(projectId)) return undefined;
   const cached = projectCache.get(projectId);
   if (cached) return cached;
   const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: projectKey(projectId) }));

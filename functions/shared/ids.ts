@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import * as z from '#shared/schema';
 
+/** Project ids: what API keys (`ck_<projectId>_...`) and webhook ids embed, and keys begin with. */
+export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
+
 /** Ids that may appear inside keys: no `#`, bounded length. */
 export const idSchema = z
   .string()

@@ -113,6 +113,23 @@ function gatewayAnswer(text: string): string | undefined {
   return typeof type === 'string' ? answersByType.get(type) : undefined;
 }
 
+/** Answers on a raw socket (an upgrade request, a request Node could not parse) with an HTTP error and a JSON body, as every refusal has. */
+function refuseUpgrade(
+  socket: import('node:stream').Duplex,
+  status: number,
+  body: string | object,
+  headers: Record<string, string | number | boolean> = {},
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const headerLines = Object.entries(headers)
+    .filter(([name]) => !/^(content-length|connection|content-type)$/i.test(name))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\nContent-Type: application/json\r\n${headerLines}Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
 /** API Gateway WebSocket connection ids look like `L0SM9cOFvHcCIhw=`. */
 const newConnectionId = () => randomBytes(10).toString('base64');
 
@@ -348,15 +365,13 @@ export async function startGateway(options: {
     const url = new URL(request.url ?? '/', baseUrl);
     const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(url.pathname);
     if (!channel && url.pathname !== '/ws') {
-      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-      return;
+      return refuseUpgrade(socket, 404, { error: { code: 'not_found', message: `No WebSocket route for ${url.pathname}` } });
     }
     const query = queryRecord(url) ?? {};
     if (channel) {
       const decoded = decodePathParameters(['kind', 'id'], channel);
       if (!decoded) {
-        socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-        return;
+        return refuseUpgrade(socket, 400, { error: { code: 'invalid_path', message: 'The path has a malformed percent-encoding' } });
       }
       query[channel[1] === 'rooms' ? 'roomId' : 'userId'] = decoded.id as string;
     }
@@ -365,17 +380,13 @@ export async function startGateway(options: {
     const result = await invokeWebSocketRoute('$connect', connectionId, { headers, queryStringParameters: query });
     const status = typeof result === 'object' && result !== null ? (result.statusCode ?? 200) : 200;
     if (status < 200 || status >= 300) {
-      const body = typeof result === 'object' && result?.body ? result.body : '';
       // API Gateway passes the $connect answer's headers (Retry-After on a 429) to the client.
-      const extra = typeof result === 'object' && result?.headers ? result.headers : {};
-      const headerLines = Object.entries(extra)
-        .filter(([name]) => !/^(content-length|connection|content-type)$/i.test(name))
-        .map(([name, value]) => `${name}: ${value}\r\n`)
-        .join('');
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Refused'}\r\nContent-Type: application/json\r\n${headerLines}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      return refuseUpgrade(
+        socket,
+        status,
+        typeof result === 'object' && result?.body ? result.body : '',
+        typeof result === 'object' && result?.headers ? result.headers : {},
       );
-      return;
     }
     webSockets.handleUpgrade(request, socket, head, (webSocket) => {
       const now = Date.now();
@@ -415,6 +426,19 @@ export async function startGateway(options: {
       if (!response.headersSent) sendJson(response, 502, { error: { code: 'bad_gateway', message: 'The handler failed' } });
       else response.end();
     });
+  });
+  // A request Node cannot parse (a head over 16 KB, bad framing) is refused before any route sees
+  // it; it still gets the service's JSON error shape rather than Node's bare status line.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    refuseUpgrade(
+      socket,
+      tooLarge ? 431 : 400,
+      tooLarge
+        ? { error: { code: 'headers_too_large', message: 'The request line and headers are limited to 16 KB' } }
+        : { error: { code: 'bad_request', message: 'The request is not valid HTTP' } },
+    );
   });
   server.on('upgrade', (request, socket, head) => {
     handleUpgrade(request, socket, head).catch((error) => {

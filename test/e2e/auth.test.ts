@@ -214,6 +214,16 @@ describe('customer-minted tokens (jose SignJWT HS256 with the signing secret)', 
     },
     { variant: 'that is not a JWT', make: async () => 'definitely-not-a-jwt', code: 'invalid_token' },
     {
+      variant: 'whose projectId claim is longer than a key may be',
+      make: async () => `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ projectId: 'p'.repeat(2100) })}.x`,
+      code: 'invalid_token',
+    },
+    {
+      variant: 'whose projectId claim holds characters no project id has',
+      make: async () => `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ projectId: 'P#ROOMS' })}.x`,
+      code: 'invalid_token',
+    },
+    {
       variant: "whose userId contains '#' (ids must not, they are part of keys)",
       make: (p: TestProject) => customerToken(p, { userId: 'mallory#ROOMS' }),
       code: 'invalid_token',

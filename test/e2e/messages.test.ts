@@ -483,3 +483,40 @@ describe('backdating (userId and createdAt)', () => {
     });
   });
 });
+
+describe('a refused message to a public room', () => {
+  it.each([
+    { variant: 'an unknown parent_id', body: { content: 'hi', parent_id: 999_999 }, status: 404, code: 'message_not_found' },
+    { variant: 'an empty content', body: { content: '' }, status: 400, code: 'validation_failed' },
+  ])('($variant) leaves its sender outside the room', async ({ body, status, code }) => {
+    // Prepare
+    const owner = await newUser(project, 'owner');
+    const passerBy = await newUser(project, 'passer-by');
+    const roomId = uniqueId('lobby');
+    await api('/rooms', { token: owner.token, body: { id: roomId, type: 'public' } });
+
+    // Act
+    const refused = await api(`/rooms/${roomId}/messages`, { token: passerBy.token, body });
+
+    // Assess
+    expect(refused).toMatchObject({ status, body: { error: { code } } });
+    const members = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+    expect(members.body.members.map((member: { userId: string }) => member.userId)).toEqual([owner.userId]);
+  });
+
+  it('is joined by the author of the first accepted message', async () => {
+    // Prepare
+    const owner = await newUser(project, 'owner');
+    const passerBy = await newUser(project, 'passer-by');
+    const roomId = uniqueId('lobby');
+    await api('/rooms', { token: owner.token, body: { id: roomId, type: 'public' } });
+
+    // Act
+    const sent = await api(`/rooms/${roomId}/messages`, { token: passerBy.token, body: { content: 'hello' } });
+
+    // Assess
+    expect(sent.status).toBe(201);
+    const members = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+    expect(members.body.members.map((member: { userId: string }) => member.userId).sort()).toEqual([owner.userId, passerBy.userId].sort());
+  });
+});

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { api, createTestProject, newUser, runtime, type TestProject, uniqueId } from '../support/api';
-import { connect, type RoomSocket, tryConnect } from '../support/ws';
+import { connect, type RoomSocket, tryConnect, tryOpen } from '../support/ws';
 
 let project: TestProject;
 beforeAll(async () => {
@@ -404,6 +404,20 @@ function rawClientFrame(firstByte: number, payload: Buffer): Buffer {
   const masked = Buffer.from(payload.map((byte, index) => byte ^ (mask[index % 4] as number)));
   return Buffer.concat([Buffer.from([firstByte, 0x80 | payload.length]), mask, masked]);
 }
+
+describe('an upgrade the gateway refuses before any route runs', () => {
+  it.each([
+    { name: 'to a path no WebSocket route serves', path: '/ws/nowhere/at-all', status: 404, code: 'not_found' },
+    { name: 'with a malformed percent-encoding', path: '/ws/rooms/%E0%A4%A', status: 400, code: 'invalid_path' },
+    { name: 'whose request line is over 16 KB', path: `/ws/rooms/r?token=${'x'.repeat(20_000)}`, status: 431, code: 'headers_too_large' },
+  ])('($name) answers $status with the JSON error shape', async ({ path, status, code }) => {
+    // Act
+    const handshake = await tryOpen(`${runtime().wsUrl}${path}`);
+
+    // Assess
+    expect(handshake).toMatchObject({ open: false, status, body: { error: { code, message: expect.any(String) } } });
+  });
+});
 
 describe('a protocol error on one socket', () => {
   const cases: { name: string; code: number; offend: (socket: RoomSocket) => void }[] = [

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { findBlockedTerm, recordAutoFlag } from '#domain/moderation/block-list';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
-import { accessRoom } from '#domain/rooms/rooms';
+import { accessRoom, joinPublicRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
@@ -47,7 +47,8 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
     throw new BadRequestError('userId is required when sending with the API key', [{ field: 'body.userId', message: 'required' }]);
 
   // Imports speak for someone else, so the importer's membership is what matters, not the author's.
-  await accessRoom(principal, input.roomId, { join: context.source !== 'import' });
+  // A public room is joined below, once nothing can refuse the message.
+  const access = await accessRoom(principal, input.roomId, { join: false });
 
   if (principal.kind === 'user' && context.source !== 'import') {
     await consumeRateLimit(
@@ -59,6 +60,7 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
   }
 
   if (input.parent_id != null) await requireMessage(projectId, input.roomId, input.parent_id);
+  if (context.source !== 'import') await joinPublicRoom(principal, access);
   return persistAndAnnounce(principal, input, authorId, context);
 }
 

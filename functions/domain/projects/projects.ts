@@ -5,8 +5,6 @@ import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { type ProjectItem, projectKey } from '#shared/db/project';
 import { ConflictError, NotFoundError } from '#shared/errors';
 
-export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
-
 const newApiKey = (projectId: string) => `ck_${projectId}_${randomBytes(24).toString('base64url')}`;
 const newSigningSecret = () => randomBytes(32).toString('base64url');
 

@@ -84,6 +84,19 @@ export async function accessRoom(principal: Principal, roomId: string, options: 
   return access;
 }
 
+/**
+ * Makes a user who reached a public room without a membership (`accessRoom` with `join: false`) a
+ * member: the message pipeline joins its author only once nothing can refuse the message any more,
+ * so a refused message leaves no membership behind.
+ */
+export async function joinPublicRoom(principal: Principal, access: RoomAccess): Promise<RoomAccess> {
+  if (principal.kind !== 'user' || access.membership || access.room.type !== 'public') return access;
+  const { projectId, roomId } = access.room;
+  const joined = { room: access.room, membership: await addMembership(projectId, roomId, principal.userId, selfJoinRole(principal)) };
+  accessCache.set(accessCacheKey(projectId, roomId, principal.userId), joined);
+  return joined;
+}
+
 /** Idempotent: an existing membership is kept as it is (a join never demotes). */
 async function addMembership(projectId: string, roomId: string, userId: string, role: MemberRole): Promise<MembershipItem> {
   const item = membershipItemFor(projectId, roomId, userId, role, new Date().toISOString());

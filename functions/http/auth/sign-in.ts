@@ -1,7 +1,6 @@
 import { signIn } from '#domain/auth/sessions';
-import { PROJECT_ID_PATTERN } from '#domain/projects/projects';
 import { httpHandler, ok } from '#shared/http';
-import { idSchema } from '#shared/ids';
+import { idSchema, PROJECT_ID_PATTERN } from '#shared/ids';
 import * as z from '#shared/schema';
 import { expiresInSchema } from './schemas';
 

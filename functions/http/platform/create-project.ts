@@ -1,5 +1,6 @@
-import { createProject, PROJECT_ID_PATTERN } from '#domain/projects/projects';
+import { createProject } from '#domain/projects/projects';
 import { created, httpHandler } from '#shared/http';
+import { PROJECT_ID_PATTERN } from '#shared/ids';
 import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 

@@ -1,5 +1,6 @@
-import { PROJECT_ID_PATTERN, rotateProjectKeys } from '#domain/projects/projects';
+import { rotateProjectKeys } from '#domain/projects/projects';
 import { httpHandler, ok } from '#shared/http';
+import { PROJECT_ID_PATTERN } from '#shared/ids';
 import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 
