@@ -1,106 +1,102 @@
 /**
- * Figure 3: every function's bundle, built with the local esbuild the way `ChatFunction`
- * (`lib/constructs/chat-function.ts`, a NodejsFunction) builds it, then its module init time in a
- * fresh `node` process.
+ * Section 3: every function's bundle, built with the local esbuild from the settings `ChatFunction`
+ * exports (`chatFunctionBuild` of lib/constructs/chat-function.ts, what `cdk deploy` ships), then
+ * its module init time in fresh `node` processes. `bundleFunctions` is also what
+ * test/infra/bundle-size.test.ts builds.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build, type Metafile } from 'esbuild';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BuildOptions, build, version as esbuildVersion, type Metafile } from 'esbuild';
+import { chatFunctionBuild, functionsDir, repoRoot } from '../lib/constructs/chat-function';
 import { eventSubscribers, httpRoutes, queueConsumers, stateMachines, streamConsumers, webSocketRoutes } from '../lib/routes/index';
-import { median, round } from './stats';
+import { type Bench, fmt, GOALS, kib, mark, table } from './harness';
+import { launch, median, round } from './util';
 
-export interface BundleResult {
-  readonly id: string;
-  readonly kind: 'http' | 'websocket' | 'queue' | 'subscriber' | 'stream' | 'task';
-  readonly route: string;
-  readonly handler: string;
-  /** Bytes of `index.mjs` (the source map beside it is not counted). */
-  readonly bytes: number;
-  readonly sourceMapBytes: number;
-  readonly buildMs: number;
-  /** Median of the runs: `await import()` of the bundle in a fresh process. */
-  readonly initMs: number;
-  readonly initRunsMs: readonly number[];
-  /** Median wall time of the whole `node` process (spawn to exit). */
-  readonly processMs: number;
-  /** The same with the `NODE_OPTIONS` ChatFunction sets on Lambda (`--enable-source-maps`), if any. */
-  readonly initWithNodeOptionsMs: number | null;
-  readonly initError?: string;
-  /** Largest contributors to the bundle, by package (or source folder). */
-  readonly topInputs: readonly { readonly name: string; readonly bytes: number }[];
-}
+/** Every function of the wiring table, by kind, with what invokes it. */
+export const bundledFunctions = [
+  ...httpRoutes.map((r) => ({ id: r.id, route: `${r.method} ${r.path}`, handler: r.handler })),
+  ...webSocketRoutes.map((r) => ({ id: r.id, route: r.routeKey, handler: r.handler })),
+  ...queueConsumers.map((c) => ({ id: c.id, route: `queue ${c.queue}`, handler: c.handler })),
+  ...eventSubscribers.map((s) => ({
+    id: s.id,
+    route: `events ${s.eventTypes === 'all' ? 'all' : s.eventTypes.join(', ')}`,
+    handler: s.handler,
+  })),
+  ...streamConsumers.map((c) => ({ id: c.id, route: 'table stream', handler: c.handler })),
+  ...stateMachines.flatMap((m) => m.tasks.map((t) => ({ id: t.id, route: `${m.id} task`, handler: t.handler }))),
+];
 
-export interface BundleOptionsUsed {
-  readonly source: string;
-  readonly platform: string;
-  readonly format: string;
-  readonly target: string;
-  readonly minify: boolean;
-  readonly sourcemap: boolean;
-  readonly mainFields: readonly string[];
-  readonly external: readonly string[];
-  readonly banner: string;
-  readonly esbuildVersion: string;
-  /** `NODE_OPTIONS` from ChatFunction's environment, or null when it sets none. */
-  readonly nodeOptions: string | null;
-}
+const { bundling } = chatFunctionBuild;
 
-export interface BundlesResult {
-  readonly options: BundleOptionsUsed;
-  readonly initRuns: number;
-  readonly initEnv: Record<string, string>;
-  readonly nodeVersion: string;
-  /** A bare `node -e` process doing nothing, for reading the process wall times. */
-  readonly emptyProcessMs: number;
-  readonly functions: BundleResult[];
+/** What NodejsFunction hands esbuild for ChatFunction's `bundling` props (aws-lambda-nodejs `Bundling`). */
+export const esbuildOptions = {
+  absWorkingDir: repoRoot,
+  bundle: true,
+  platform: 'node',
+  format: bundling.format === OutputFormat.ESM ? 'esm' : 'cjs',
+  target: bundling.target,
+  minify: bundling.minify,
+  sourcemap: bundling.sourceMap,
+  mainFields: bundling.mainFields,
+  // NodejsFunction leaves @aws-sdk/* out unless bundleAwsSDK is set.
+  external: bundling.bundleAwsSDK ? [] : ['@aws-sdk/*'],
+  banner: { js: bundling.banner },
+  alias: chatFunctionBuild.aliases,
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
+/**
+ * Builds each function to `<outDir>/<id>/index.mjs` (with its source map beside it), one esbuild
+ * run per function as `cdk deploy` does, `concurrency` at a time.
+ */
+export async function bundleFunctions(outDir: string, concurrency = 4) {
+  const queue = [...bundledFunctions];
+  const built: ((typeof queue)[number] & { outfile: string; bytes: number; buildMs: number; metafile: Metafile })[] = [];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let fn = queue.shift(); fn; fn = queue.shift()) {
+        const outfile = join(outDir, fn.id, 'index.mjs');
+        const started = performance.now();
+        const { metafile } = await build({ ...esbuildOptions, entryPoints: [join(functionsDir, fn.handler)], outfile, metafile: true });
+        built.push({ ...fn, outfile, bytes: statSync(outfile).size, buildMs: performance.now() - started, metafile });
+      }
+    }),
+  );
+  return bundledFunctions.map((fn) => built.find((b) => b.id === fn.id) as (typeof built)[number]);
 }
 
 /** The environment a function gets at minimum; config (`#shared/config`) is parsed at load and must accept it. */
-export const INIT_ENV = {
-  TABLE_NAME: 'x',
-  AWS_REGION: 'us-east-1',
-};
+const INIT_ENV = { TABLE_NAME: 'x', AWS_REGION: 'us-east-1' };
 
 /**
- * The bundling options of `ChatFunction`: read from its source so the benchmark cannot drift from
- * what `cdk deploy` ships. Fails loudly if the construct changes shape.
+ * Lambda's Node.js runtime gives every function an `awslambda` global; streaming handlers call
+ * `awslambda.streamifyResponse` as they load, so the stand-in is there before the import is timed.
  */
-function chatFunctionOptions(repoRoot: string): BundleOptionsUsed & { readonly bundleAwsSdk: boolean } {
-  const file = join(repoRoot, 'lib', 'constructs', 'chat-function.ts');
-  const source = readFileSync(file, 'utf8');
-  const banner = /const esmRequireBanner =\s*"([^"]+)"/.exec(source)?.[1];
-  const target = /target:\s*'([^']+)'/.exec(source)?.[1];
-  const mainFields = /mainFields:\s*\[([^\]]*)\]/.exec(source)?.[1];
-  const checks = {
-    banner: banner !== undefined,
-    target: target !== undefined,
-    mainFields: mainFields !== undefined,
-    minify: /minify:\s*true/.test(source),
-    sourceMap: /sourceMap:\s*true/.test(source),
-    esm: /format:\s*OutputFormat\.ESM/.test(source),
-  };
-  const missing = Object.entries(checks).filter(([, found]) => !found);
-  if (missing.length) throw new Error(`${file} no longer has the expected bundling options: ${missing.map(([k]) => k).join(', ')}`);
-  const bundleAwsSdk = /bundleAwsSDK:\s*true/.test(source);
-  const nodeOptions = /NODE_OPTIONS:\s*'([^']+)'/.exec(source)?.[1] ?? null;
-  return {
-    source: relative(repoRoot, file),
-    platform: 'node',
-    format: 'esm',
-    target: target as string,
-    minify: true,
-    sourcemap: true,
-    mainFields: (mainFields as string).split(',').map((field) => field.trim().replace(/'/g, '')),
-    // NodejsFunction externalizes @aws-sdk/* unless bundleAwsSDK is set; ChatFunction sets it.
-    external: bundleAwsSdk ? [] : ['@aws-sdk/*'],
-    banner: banner as string,
-    esbuildVersion: '',
-    nodeOptions,
-    bundleAwsSdk,
-  };
+const initScript = (url: string) =>
+  `globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } }; const t = performance.now(); await import(${JSON.stringify(url)}); console.log('BENCH_INIT_MS=' + (performance.now() - t));`;
+
+/** The error line of a failed import, not the minified source line Node prints above it. */
+const errorLine = (output: string) =>
+  (output.split('\n').find((line) => /^\w*Error\b|Error:/.test(line.trim())) ?? output.split('\n')[0] ?? '').trim().slice(0, 240);
+
+/** Runs `node -e script` `runs` times in a clean environment; stops at the first failure. */
+async function timeNode(script: string, runs: number, env: Record<string, string>) {
+  const init: number[] = [];
+  const wall: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const child = launch(process.execPath, ['--input-type=module', '-e', script], { env });
+    const timer = setTimeout(() => child.child.kill('SIGKILL'), 20_000);
+    const code = await child.exited;
+    clearTimeout(timer);
+    const measured = /BENCH_INIT_MS=([\d.]+)/.exec(child.output())?.[1];
+    if (code !== 0 || measured === undefined) return { init, wall, error: errorLine(child.output()) || `exit ${code}` };
+    init.push(Number(measured));
+    wall.push(child.ms());
+  }
+  return { init, wall, error: undefined };
 }
 
 /** `node_modules/@scope/name/...` → `@scope/name`; our own code by top folder. */
@@ -111,154 +107,168 @@ function inputGroup(path: string): string {
   return top === 'functions' && second ? `functions/${second}` : (top ?? path);
 }
 
-function topInputs(metafile: Metafile, id: string): { name: string; bytes: number }[] {
+/** Largest contributors to a bundle, by package (or source folder). */
+function topInputs(metafile: Metafile, id: string) {
   const output = Object.entries(metafile.outputs).find(([name]) => name.endsWith(`/${id}/index.mjs`))?.[1];
-  if (!output) return [];
   const groups = new Map<string, number>();
-  for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
-    const group = inputGroup(path);
-    groups.set(group, (groups.get(group) ?? 0) + bytesInOutput);
-  }
+  for (const [path, { bytesInOutput }] of Object.entries(output?.inputs ?? {}))
+    groups.set(inputGroup(path), (groups.get(inputGroup(path)) ?? 0) + bytesInOutput);
   return [...groups.entries()]
     .map(([name, bytes]) => ({ name, bytes }))
     .sort((a, b) => b.bytes - a.bytes)
     .slice(0, 8);
 }
 
-function runNode(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ stdout: string; stderr: string; code: number | null; ms: number }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code, ms: performance.now() - started });
-    });
-  });
-}
-
-/**
- * Lambda's Node.js runtime gives every function an `awslambda` global; streaming handlers call
- * `awslambda.streamifyResponse` as they load, so the stand-in is there before the import is timed.
- */
-const AWSLAMBDA_STAND_IN =
-  'globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };';
-
-const INIT_SCRIPT = (url: string) =>
-  `${AWSLAMBDA_STAND_IN} const t = performance.now(); await import(${JSON.stringify(url)}); console.log('BENCH_INIT_MS=' + (performance.now() - t));`;
-
-/** The error line of a failed import, not the minified source line Node prints above it. */
-const errorLine = (output: string) =>
-  (output.split('\n').find((line) => /^\w*Error\b|Error:/.test(line.trim())) ?? output.split('\n')[0] ?? '').trim().slice(0, 240);
-
-/** Imports the bundle in `runs` fresh processes; stops at the first failure. */
-async function timeInit(outfile: string, runs: number, env: Record<string, string>) {
-  const times: number[] = [];
-  const wall: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const run = await runNode(['--input-type=module', '-e', INIT_SCRIPT(pathToFileURL(outfile).href)], env);
-    const measured = /BENCH_INIT_MS=([\d.]+)/.exec(run.stdout)?.[1];
-    if (run.code !== 0 || measured === undefined) {
-      return { runs: times, wall, error: errorLine(run.stderr || run.stdout) || `exit ${run.code}` };
-    }
-    times.push(Number(measured));
-    wall.push(run.ms);
-  }
-  return { runs: times, wall, error: undefined };
-}
-
-export async function measureBundles(options: {
-  readonly repoRoot: string;
-  readonly initRuns: number;
-  readonly log: (line: string) => void;
-}): Promise<BundlesResult> {
-  const { repoRoot, initRuns, log } = options;
-  const { bundleAwsSdk: _bundled, ...used } = chatFunctionOptions(repoRoot);
-  const esbuildVersion = (await import('esbuild')).version;
-  const outRoot = mkdtempSync(join(tmpdir(), 'chat-bench-bundles-'));
-  // A clean environment: nothing from this process (which holds the local runtime's settings) leaks in.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...INIT_ENV };
-
-  const entries = [
-    ...httpRoutes.map((r) => ({ id: r.id, kind: 'http' as const, route: `${r.method} ${r.path}`, handler: r.handler })),
-    ...webSocketRoutes.map((r) => ({ id: r.id, kind: 'websocket' as const, route: r.routeKey, handler: r.handler })),
-    ...queueConsumers.map((c) => ({ id: c.id, kind: 'queue' as const, route: `queue ${c.queue}`, handler: c.handler })),
-    ...eventSubscribers.map((s) => ({
-      id: s.id,
-      kind: 'subscriber' as const,
-      route: `events ${s.eventTypes === 'all' ? 'all' : s.eventTypes.join(', ')}`,
-      handler: s.handler,
-    })),
-    ...streamConsumers.map((c) => ({ id: c.id, kind: 'stream' as const, route: 'table stream', handler: c.handler })),
-    ...stateMachines.flatMap((m) => m.tasks.map((t) => ({ id: t.id, kind: 'task' as const, route: `${m.id} task`, handler: t.handler }))),
-  ];
-  const functions: BundleResult[] = [];
+async function measure(initRuns: number, log: (line: string) => void) {
+  const outDir = mkdtempSync(join(tmpdir(), 'chat-bench-bundles-'));
+  // A clean environment: nothing from this process (which held the local runtime's settings) leaks in.
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...INIT_ENV };
   try {
-    const empty: number[] = [];
-    for (let i = 0; i < initRuns; i++) empty.push((await runNode(['--input-type=module', '-e', 'console.log(1)'], env)).ms);
-
-    for (const entry of entries) {
-      const outfile = join(outRoot, entry.id, 'index.mjs');
-      const started = performance.now();
-      const result = await build({
-        absWorkingDir: repoRoot,
-        entryPoints: [join(repoRoot, 'functions', entry.handler)],
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: used.target,
-        minify: used.minify,
-        sourcemap: used.sourcemap,
-        mainFields: [...used.mainFields],
-        external: [...used.external],
-        banner: { js: used.banner },
-        outfile,
-        metafile: true,
-        logLevel: 'warning',
-      });
-      const buildMs = performance.now() - started;
-      const plain = await timeInit(outfile, initRuns, env);
-      const withOptions = used.nodeOptions ? await timeInit(outfile, initRuns, { ...env, NODE_OPTIONS: used.nodeOptions }) : undefined;
-      const { runs, wall } = plain;
-      const initError = plain.error ?? withOptions?.error;
-      const bundle: BundleResult = {
-        ...entry,
-        bytes: statSync(outfile).size,
-        sourceMapBytes: statSync(`${outfile}.map`).size,
-        buildMs: round(buildMs, 0),
-        initMs: round(median(runs), 1),
-        initRunsMs: runs.map((ms) => round(ms, 1)),
-        processMs: round(median(wall), 1),
-        initWithNodeOptionsMs: withOptions ? round(median(withOptions.runs), 1) : null,
+    const empty = await timeNode("console.log('BENCH_INIT_MS=0')", initRuns, env);
+    const functions = [];
+    for (const fn of await bundleFunctions(outDir)) {
+      const script = initScript(pathToFileURL(fn.outfile).href);
+      const plain = await timeNode(script, initRuns, env);
+      const withOptions = await timeNode(script, initRuns, { ...env, NODE_OPTIONS: chatFunctionBuild.nodeOptions });
+      const initError = plain.error ?? withOptions.error;
+      functions.push({
+        id: fn.id,
+        route: fn.route,
+        handler: fn.handler,
+        /** Bytes of `index.mjs` (the source map beside it is not counted). */
+        bytes: fn.bytes,
+        sourceMapBytes: statSync(`${fn.outfile}.map`).size,
+        buildMs: round(fn.buildMs, 0),
+        /** Median of the runs: `await import()` of the bundle in a fresh process. */
+        initMs: round(median(plain.init), 1),
+        initRunsMs: plain.init.map((ms) => round(ms, 1)),
+        /** Median wall time of the whole `node` process (spawn to exit). */
+        processMs: round(median(plain.wall), 1),
+        /** The same with the `NODE_OPTIONS` ChatFunction sets on Lambda (`--enable-source-maps`). */
+        initWithNodeOptionsMs: round(median(withOptions.init), 1),
         ...(initError ? { initError } : {}),
-        topInputs: topInputs(result.metafile, entry.id),
-      };
-      functions.push(bundle);
+        topInputs: topInputs(fn.metafile, fn.id),
+      });
+      const last = functions.at(-1);
       log(
-        `  ${entry.id}: ${(bundle.bytes / 1024).toFixed(1)} KB, init ${bundle.initMs} ms (${bundle.initWithNodeOptionsMs ?? '-'} ms with NODE_OPTIONS)${initError ? ` ERROR ${initError}` : ''}`,
+        `  ${fn.id}: ${fmt(kib(fn.bytes))} KB, init ${last?.initMs} ms (${last?.initWithNodeOptionsMs} ms with NODE_OPTIONS)${initError ? ` ERROR ${initError}` : ''}`,
       );
     }
     return {
-      options: { ...used, esbuildVersion },
+      esbuildVersion,
       initRuns,
       initEnv: INIT_ENV,
       nodeVersion: process.version,
-      emptyProcessMs: round(median(empty), 1),
+      emptyProcessMs: round(median(empty.wall), 1),
       functions,
     };
   } finally {
-    rmSync(outRoot, { recursive: true, force: true });
+    rmSync(outDir, { recursive: true, force: true });
   }
 }
+
+type Bundles = Awaited<ReturnType<typeof measure>>;
+type Fn = Bundles['functions'][number];
+
+const initPasses = (f: Fn) => !f.initError && f.initMs <= GOALS.initMs && f.initWithNodeOptionsMs <= GOALS.initMs;
+const slowest = (functions: readonly Fn[], by: (f: Fn) => number) => [...functions].sort((a, b) => by(b) - by(a))[0];
+
+export const bundles: Bench<Bundles> = {
+  id: 'bundles',
+  name: 'Bundles',
+  needs: 'machine',
+  run: ({ settings, log }) => measure(settings.initRuns, log),
+
+  goals({ functions }) {
+    const largest = slowest(functions, (f) => f.bytes);
+    const oversize = functions.filter((f) => kib(f.bytes) > GOALS.bundleKiB);
+    const init = (label: string, name: string, by: (f: Fn) => number) => {
+      const worst = slowest(functions, by);
+      const failing = functions.filter((f) => f.initError || !(by(f) <= GOALS.initMs));
+      return {
+        id: `bundle.${label}`,
+        name,
+        target: `≤ ${GOALS.initMs} ms each`,
+        measured: worst
+          ? `slowest ${fmt(by(worst))} ms (${worst.id})${failing.length ? `; ${failing.length} over or failing` : ''}`
+          : 'none',
+        pass: functions.length > 0 && failing.length === 0,
+      };
+    };
+    return [
+      {
+        id: 'bundle.size',
+        name: `Bundle size, all ${functions.length} functions`,
+        target: `≤ ${GOALS.bundleKiB} KB each`,
+        measured: largest
+          ? `largest ${fmt(kib(largest.bytes))} KB (${largest.id})${oversize.length ? `; ${oversize.length} over` : ''}`
+          : 'none',
+        pass: functions.length > 0 && oversize.length === 0,
+      },
+      init('init', `Module init, all ${functions.length} functions`, (f) => f.initMs),
+      init(
+        'initNodeOptions',
+        `Module init with ChatFunction's \`NODE_OPTIONS=${chatFunctionBuild.nodeOptions}\``,
+        (f) => f.initWithNodeOptionsMs,
+      ),
+    ];
+  },
+
+  misses(missed, { functions }) {
+    return missed.flatMap((goal) => {
+      if (goal.id === 'bundle.init') {
+        const over = functions.filter((f) => f.initError || f.initMs > GOALS.initMs);
+        return over.map(
+          (f) => `- **${f.id}** init ${f.initError ? `failed: ${f.initError}` : `${fmt(f.initMs)} ms (runs: ${f.initRunsMs.join(', ')})`}.`,
+        );
+      }
+      if (goal.id !== 'bundle.size') return [`- **${goal.name}**: ${goal.measured}.`];
+      const over = functions.filter((f) => kib(f.bytes) > GOALS.bundleKiB);
+      // Per package: its range over the oversize bundles, largest first.
+      const byPackage = new Map<string, number[]>();
+      for (const f of over) for (const input of f.topInputs) byPackage.set(input.name, [...(byPackage.get(input.name) ?? []), input.bytes]);
+      const parts = [...byPackage.entries()]
+        .sort((a, b) => Math.max(...b[1]) - Math.max(...a[1]))
+        .slice(0, 6)
+        .map(([name, sizes]) => {
+          const [low, high] = [fmt(kib(Math.min(...sizes))), fmt(kib(Math.max(...sizes)))];
+          return `${name} ${low === high ? low : `${low}–${high}`} KB${sizes.length < over.length ? ` (in ${sizes.length})` : ''}`;
+        });
+      const sizes = over.map((f) => kib(f.bytes));
+      return [
+        `- **${goal.name}**: ${over.length} of ${functions.length} over, ${fmt(Math.min(...sizes))}–${fmt(Math.max(...sizes))} KB. Largest contributors across them: ${parts.join(', ')}.`,
+      ];
+    });
+  },
+
+  section(b) {
+    const rows = b.functions.map((f) => [
+      f.id,
+      `\`${f.route}\``,
+      fmt(kib(f.bytes)),
+      f.initError ? `error: ${f.initError}` : fmt(f.initMs),
+      fmt(f.initWithNodeOptionsMs),
+      fmt(f.processMs, 0),
+      mark(kib(f.bytes) <= GOALS.bundleKiB),
+      mark(initPasses(f)),
+    ]);
+    const largest = slowest(b.functions, (f) => f.bytes);
+    const composition = largest
+      ? `What the largest bundle (${largest.id}, ${fmt(kib(largest.bytes))} KB) is made of, minified bytes by package:\n\n${table(
+          'Package or folder | KB | Share',
+          largest.topInputs.map((input) => [input.name, fmt(kib(input.bytes)), `${fmt((input.bytes / largest.bytes) * 100, 0)} %`]),
+        )}`
+      : '';
+    const env = Object.entries(b.initEnv)
+      .map(([k, v]) => `\`${k}=${v}\``)
+      .join(', ');
+    const o = esbuildOptions;
+    return `## 3. Bundle size and module init
+
+Each function of the wiring table (\`httpRoutes\`, \`webSocketRoutes\`, \`queueConsumers\` and the \`stateMachines\` tasks) is bundled with the local esbuild ${b.esbuildVersion} using the settings \`ChatFunction\` exports (\`chatFunctionBuild\` in \`lib/constructs/chat-function.ts\`, the same build \`test/infra/bundle-size.test.ts\` checks against the size goal): platform ${o.platform}, format ${o.format}, target ${o.target}, bundle, minify, source map (written beside the bundle, not counted), main fields ${o.mainFields.join(',')}, ${o.external.length ? `external ${o.external.join(', ')}` : 'no externals (the AWS SDK v3 is bundled, `bundleAwsSDK: true`)'}, and the \`createRequire\` banner. Size is the bytes of \`index.mjs\` (KB = 1,024 bytes). Init is the median of ${b.initRuns} fresh \`node\` processes (${b.nodeVersion}) timing \`await import()\` of the bundle with only ${env} set (configuration is parsed at load and must accept that); "process" is the median wall time of the whole \`node\` process, spawn to exit, where an empty \`node -e\` takes ${fmt(b.emptyProcessMs, 0)} ms. ChatFunction also sets \`NODE_OPTIONS=${chatFunctionBuild.nodeOptions}\` on Lambda, which makes Node load each bundle's source map at import; the second init column is measured that way. Lambda runs Node 22 on ARM64 and adds its own runtime bootstrap, so these are the module's share of a cold start on this machine, not a Lambda measurement.
+
+${table(`Function | Route | Size KB | Init ms | Init ms, \`${chatFunctionBuild.nodeOptions}\` | Process ms | ≤ ${GOALS.bundleKiB} KB | ≤ ${GOALS.initMs} ms`, rows)}
+
+${composition}`;
+  },
+};

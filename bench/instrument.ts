@@ -9,7 +9,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 
-export interface DynamoCall {
+interface DynamoCall {
+  /** Without the `Command` suffix: `PutItem`. */
   readonly command: string;
   readonly writeUnits: number;
   readonly readUnits: number;
@@ -19,23 +20,16 @@ export interface DynamoCall {
   readonly capacity: 'reported' | 'computed' | 'none';
 }
 
-export interface SqsCall {
+interface SqsCall {
+  /** Without the `Command` suffix; SNS requests as `SNS:PublishBatch`. */
   readonly command: string;
   /** Messages carried by the request (batch entries, or 1). */
   readonly entries: number;
   readonly ms: number;
 }
 
-const WRITE_COMMANDS = new Set([
-  'PutItemCommand',
-  'UpdateItemCommand',
-  'DeleteItemCommand',
-  'BatchWriteItemCommand',
-  'TransactWriteItemsCommand',
-]);
-const COUNTER = 'benchCapacityCounter';
-const CAPTURE = 'benchMarshalledInput';
-const SQS_COUNTER = 'benchSqsCounter';
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+const NAMES = { counter: 'benchCapacityCounter', capture: 'benchMarshalledInput', queue: 'benchSqsCounter' };
 const CAPTURED_INPUT = Symbol('benchMarshalledInput');
 
 type AttributeValue = Record<string, any>;
@@ -63,47 +57,39 @@ function valueSize(value: AttributeValue): number {
 
 /** Item size in bytes: attribute names plus values (the basis of capacity units). */
 export function itemSize(item: Record<string, AttributeValue>): number {
-  let size = 0;
-  for (const [name, value] of Object.entries(item)) size += Buffer.byteLength(name) + valueSize(value);
-  return size;
+  return Object.entries(item).reduce((size, [name, value]) => size + Buffer.byteLength(name) + valueSize(value), 0);
 }
 
-const writeUnitsFor = (item: Record<string, AttributeValue>) => Math.max(1, Math.ceil(itemSize(item) / 1024));
+const writeUnitsFor = (item: Record<string, AttributeValue> = {}) => Math.max(1, Math.ceil(itemSize(item) / 1024));
 
 /**
  * Write units from the (marshalled) request when DynamoDB Local reports none: 1 per started KB of
  * each item written, doubled inside a transaction. Updates and deletes use key + values as the size.
  */
 function computeWriteUnits(command: string, input: Record<string, any>): number {
-  switch (command) {
-    case 'PutItemCommand':
-      return writeUnitsFor(input.Item ?? {});
-    case 'UpdateItemCommand':
-      return writeUnitsFor({ ...(input.Key ?? {}), ...(input.ExpressionAttributeValues ?? {}) });
-    case 'DeleteItemCommand':
-      return writeUnitsFor(input.Key ?? {});
-    case 'BatchWriteItemCommand':
-      return Object.values(input.RequestItems ?? {})
-        .flat()
-        .reduce((total: number, request: any) => total + writeUnitsFor(request.PutRequest?.Item ?? request.DeleteRequest?.Key ?? {}), 0);
-    case 'TransactWriteItemsCommand':
-      return (input.TransactItems ?? []).reduce(
-        (total: number, entry: any) =>
-          total + 2 * writeUnitsFor(entry.Put?.Item ?? entry.Update?.Key ?? entry.Delete?.Key ?? entry.ConditionCheck?.Key ?? {}),
-        0,
-      );
-    default:
-      return 0;
+  if (command === 'PutItem') return writeUnitsFor(input.Item);
+  if (command === 'UpdateItem') return writeUnitsFor({ ...input.Key, ...input.ExpressionAttributeValues });
+  if (command === 'DeleteItem') return writeUnitsFor(input.Key);
+  if (command === 'BatchWriteItem') {
+    const requests = Object.values(input.RequestItems ?? {}).flat() as any[];
+    return requests.reduce((total: number, request) => total + writeUnitsFor(request.PutRequest?.Item ?? request.DeleteRequest?.Key), 0);
   }
+  if (command === 'TransactWriteItems') {
+    return (input.TransactItems ?? []).reduce(
+      (total: number, entry: any) =>
+        total + 2 * writeUnitsFor(entry.Put?.Item ?? entry.Update?.Key ?? entry.Delete?.Key ?? entry.ConditionCheck?.Key),
+      0,
+    );
+  }
+  return 0;
 }
 
 /** Sums `ConsumedCapacity`, which is one object for single-item calls and an array for batch and transact calls. */
 function reportedUnits(consumed: unknown, isWrite: boolean): { read: number; write: number } | undefined {
   if (consumed === undefined || consumed === null) return undefined;
-  const entries = (Array.isArray(consumed) ? consumed : [consumed]) as Record<string, number | undefined>[];
   let read = 0;
   let write = 0;
-  for (const entry of entries) {
+  for (const entry of (Array.isArray(consumed) ? consumed : [consumed]) as Record<string, number | undefined>[]) {
     if (entry.ReadCapacityUnits !== undefined || entry.WriteCapacityUnits !== undefined) {
       read += entry.ReadCapacityUnits ?? 0;
       write += entry.WriteCapacityUnits ?? 0;
@@ -113,36 +99,35 @@ function reportedUnits(consumed: unknown, isWrite: boolean): { read: number; wri
   return { read, write };
 }
 
-/** What the instrumented clients have sent since the recorder was attached (or last cleared). */
+type Mark = { dynamo: number; sqs: number };
+
+/** What the instrumented clients have sent since the counters were attached. */
 export class Recorder {
   readonly dynamo: DynamoCall[] = [];
   readonly sqs: SqsCall[] = [];
 
-  mark(): { dynamo: number; sqs: number } {
+  mark(): Mark {
     return { dynamo: this.dynamo.length, sqs: this.sqs.length };
   }
 
-  since(mark: { dynamo: number; sqs: number }): { dynamo: DynamoCall[]; sqs: SqsCall[] } {
+  since(mark: Mark): { dynamo: DynamoCall[]; sqs: SqsCall[] } {
     return { dynamo: this.dynamo.slice(mark.dynamo), sqs: this.sqs.slice(mark.sqs) };
-  }
-
-  clear(): void {
-    this.dynamo.length = 0;
-    this.sqs.length = 0;
   }
 }
 
 /**
- * Adds the counters (with `capacity: false` only request counts and timings, leaving the requests
- * untouched). Initialize step (outermost, before the document client marshals): forces
- * `ReturnConsumedCapacity: 'INDEXES'` (the `TOTAL` figure plus the table/GSI split) and records
- * the call when it returns. Serialize step: keeps the marshalled input for the size fallback.
+ * Runs `work` with the counters on `clients` and removes them afterwards (with `capacity: false`
+ * only request counts and timings, leaving the requests untouched). Initialize step (outermost,
+ * before the document client marshals): forces `ReturnConsumedCapacity: 'INDEXES'` (the `TOTAL`
+ * figure plus the table/GSI split) and records the call when it returns. Serialize step: keeps the
+ * marshalled input for the size fallback.
  */
-export function instrument(
+export async function recording<T>(
   clients: { dynamo: DynamoDBClient; sqs: SQSClient; sns?: SNSClient },
-  recorder: Recorder,
+  work: (recorder: Recorder) => Promise<T>,
   options: { capacity: boolean } = { capacity: true },
-): () => void {
+): Promise<T> {
+  const recorder = new Recorder();
   clients.dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as Record<string, unknown>;
@@ -150,61 +135,60 @@ export function instrument(
       const started = performance.now();
       const result = await next(args);
       const ms = performance.now() - started;
-      const command = context.commandName ?? 'unknown';
-      if (!options.capacity) {
-        recorder.dynamo.push({ command, writeUnits: 0, readUnits: 0, ms, capacity: 'none' });
-        return result;
-      }
-      const isWrite = WRITE_COMMANDS.has(command);
-      const reported = reportedUnits((result.output as unknown as Record<string, unknown>).ConsumedCapacity, isWrite);
-      if (reported) {
-        recorder.dynamo.push({ command, writeUnits: reported.write, readUnits: reported.read, ms, capacity: 'reported' });
-      } else {
+      const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      const isWrite = WRITES.has(command);
+      const reported = options.capacity
+        ? reportedUnits((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity, isWrite)
+        : undefined;
+      if (!options.capacity) recorder.dynamo.push({ command, writeUnits: 0, readUnits: 0, ms, capacity: 'none' });
+      else if (reported) recorder.dynamo.push({ command, writeUnits: reported.write, readUnits: reported.read, ms, capacity: 'reported' });
+      else {
         const marshalled = ((context as Record<symbol, unknown>)[CAPTURED_INPUT] ?? input) as Record<string, any>;
-        const consistent = marshalled.ConsistentRead === true;
+        const readUnits = isWrite ? 0 : marshalled.ConsistentRead === true ? 1 : 0.5;
         recorder.dynamo.push({
           command,
           writeUnits: isWrite ? computeWriteUnits(command, marshalled) : 0,
-          readUnits: isWrite ? 0 : consistent ? 1 : 0.5,
+          readUnits,
           ms,
           capacity: 'computed',
         });
       }
       return result;
     },
-    { step: 'initialize', priority: 'high', name: COUNTER },
+    { step: 'initialize', priority: 'high', name: NAMES.counter },
   );
   clients.dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       (context as Record<symbol, unknown>)[CAPTURED_INPUT] = args.input;
       return next(args);
     },
-    { step: 'serialize', priority: 'high', name: CAPTURE },
+    { step: 'serialize', priority: 'high', name: NAMES.capture },
   );
-  clients.sqs.middlewareStack.add(
-    (next, context) => async (args) => {
+  const queueCounter =
+    (prefix: string, entriesOf: (input: any) => unknown[] | undefined) => (next: any, context: any) => async (args: any) => {
       const started = performance.now();
       const result = await next(args);
-      const entries = (args.input as { Entries?: unknown[] }).Entries?.length ?? 1;
-      recorder.sqs.push({ command: context.commandName ?? 'unknown', entries, ms: performance.now() - started });
+      recorder.sqs.push({
+        command: `${prefix}${(context.commandName ?? 'unknown').replace(/Command$/, '')}`,
+        entries: entriesOf(args.input)?.length ?? 1,
+        ms: performance.now() - started,
+      });
       return result;
-    },
-    { step: 'initialize', priority: 'high', name: SQS_COUNTER },
+    };
+  clients.sqs.middlewareStack.add(
+    queueCounter('', (input) => input.Entries),
+    { step: 'initialize', priority: 'high', name: NAMES.queue },
   );
   clients.sns?.middlewareStack.add(
-    (next, context) => async (args) => {
-      const started = performance.now();
-      const result = await next(args);
-      const entries = (args.input as { PublishBatchRequestEntries?: unknown[] }).PublishBatchRequestEntries?.length ?? 1;
-      recorder.sqs.push({ command: `SNS:${context.commandName ?? 'unknown'}`, entries, ms: performance.now() - started });
-      return result;
-    },
-    { step: 'initialize', priority: 'high', name: SQS_COUNTER },
+    queueCounter('SNS:', (input) => input.PublishBatchRequestEntries),
+    { step: 'initialize', priority: 'high', name: NAMES.queue },
   );
-  return () => {
-    clients.sns?.middlewareStack.remove(SQS_COUNTER);
-    clients.dynamo.middlewareStack.remove(COUNTER);
-    clients.dynamo.middlewareStack.remove(CAPTURE);
-    clients.sqs.middlewareStack.remove(SQS_COUNTER);
-  };
+  try {
+    return await work(recorder);
+  } finally {
+    clients.sns?.middlewareStack.remove(NAMES.queue);
+    clients.dynamo.middlewareStack.remove(NAMES.counter);
+    clients.dynamo.middlewareStack.remove(NAMES.capture);
+    clients.sqs.middlewareStack.remove(NAMES.queue);
+  }
 }

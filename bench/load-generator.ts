@@ -1,101 +1,103 @@
 /**
- * Load-generator child process of figure 2, started by bench/throughput.ts with
- * `node --import tsx`. It runs the closed-loop senders of both workloads (POST /messages over HTTP
- * and raw PutItem) so that their CPU stays out of the process that hosts the service, as it does
- * on AWS, where clients never share a Lambda's process. It reports latencies, failures, its own
- * CPU time and event-loop utilization per measured window over the IPC channel.
+ * Load-generator child process of section 2, forked by bench/throughput.ts. It runs the closed-loop
+ * senders of both workloads (POST /messages over HTTP, raw PutItem) so that their CPU stays out of
+ * the process that hosts the service, as it does on AWS, where clients never share a Lambda's
+ * process, and reports latencies, failures, its own CPU time and event-loop use per window.
  */
 import { performance } from 'node:perf_hooks';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { Api, MESSAGE_CONTENT } from './client';
-import {
-  type FromGenerator,
-  type GeneratorWindow,
-  type LoadTarget,
-  messageLikeItem,
-  runUntil,
-  type ToGenerator,
-  type Workload,
-} from './load';
+import { type AttributeValue, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { itemSize } from './instrument';
+import { Api, localAws, MESSAGE_CONTENT, serveIpc } from './util';
 
-const reply = (message: FromGenerator) => process.send?.(message);
+/** `messages`: POST /messages over HTTP to the service; `rawPutItem`: PutItem straight to DynamoDB Local. */
+export type Workload = 'messages' | 'rawPutItem';
+
+/** A stored message item as `functions/shared/db/message.ts` writes it, marshalled. */
+const messageLikeItem = (projectId: string, roomId: string, id: number): Record<string, AttributeValue> => ({
+  pk: { S: `P#${projectId}#R#${roomId}#MSGS` },
+  sk: { S: `MSG#${String(id).padStart(16, '0')}` },
+  id: { N: String(id) },
+  projectId: { S: projectId },
+  roomId: { S: roomId },
+  userId: { S: 'sender-0' },
+  content: { S: MESSAGE_CONTENT },
+  parent_id: { NULL: true },
+  attachments: { L: [] },
+  clientMessageId: { NULL: true },
+  createdAt: { S: new Date(Math.floor(id / 1000)).toISOString() },
+  moderation: { NULL: true },
+});
+
+/** Keeps `concurrency` senders calling `op` until `deadline`; each call's latency goes to `latencies`; returns the failures. */
+async function runUntil(concurrency: number, deadline: number, op: (sender: number) => Promise<boolean>, latencies: number[] = []) {
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, sender) => {
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        if (!(await op(sender).catch(() => false))) failures++;
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return failures;
+}
 
 let ops: Record<Workload, (sender: number) => Promise<boolean>> | undefined;
 let raw: DynamoDBClient | undefined;
-
-function configure(target: LoadTarget) {
-  const api = new Api(target.baseUrl);
-  raw = new DynamoDBClient({
-    endpoint: target.dynamoEndpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  const client = raw;
-  let rawSeq = 0;
-  const rawBase = Date.now() * 1000;
-  ops = {
-    async messages(sender) {
-      const result = await api.request('/messages', {
-        token: target.tokens[sender],
-        body: { roomId: target.roomId, content: MESSAGE_CONTENT },
-      });
-      return result.status === 201;
-    },
-    async rawPutItem() {
-      await client.send(
-        new PutItemCommand({ TableName: target.tableName, Item: messageLikeItem('bench-raw', 'raw-room', 'sender-0', rawBase + rawSeq++) }),
-      );
-      return true;
-    },
-  };
-}
-
-async function measure(op: (sender: number) => Promise<boolean>, concurrency: number, ms: number): Promise<GeneratorWindow> {
-  const latencies: number[] = [];
-  const failures = { count: 0 };
-  const cpuBefore = process.cpuUsage();
-  const eluBefore = performance.eventLoopUtilization();
-  const started = performance.now();
-  await runUntil(concurrency, started + ms, op, latencies, failures);
-  const elapsedMs = performance.now() - started;
-  const cpu = process.cpuUsage(cpuBefore);
-  const elu = performance.eventLoopUtilization(eluBefore);
-  return {
-    latencies,
-    failures: failures.count,
-    elapsedMs,
-    cpuMs: (cpu.user + cpu.system) / 1000,
-    eluActive: elu.active,
-    eluIdle: elu.idle,
-  };
-}
-
-async function handle(message: ToGenerator): Promise<void> {
-  if (message.type === 'configure') {
-    configure(message.target);
-    reply({ type: 'configured' });
-    return;
-  }
-  if (message.type === 'exit') {
-    raw?.destroy();
-    process.disconnect?.();
-    return;
-  }
+const op = (workload: Workload) => {
   if (!ops) throw new Error('load generator: not configured');
-  const op = ops[message.workload];
-  if (message.type === 'warm') {
-    await runUntil(message.concurrency, performance.now() + message.ms, op);
-    reply({ type: 'warmed' });
-  } else {
-    reply({ type: 'measured', window: await measure(op, message.concurrency, message.ms) });
-  }
-}
+  return ops[workload];
+};
 
-process.on('message', (message: ToGenerator) => {
-  handle(message).catch((error: unknown) => reply({ type: 'failed', error: error instanceof Error ? error.message : String(error) }));
-});
-// The bench process is gone (finished, or killed): nothing is left to measure for.
-process.on('disconnect', () => {
-  raw?.destroy();
-  process.exit(0);
-});
+const methods = {
+  /** Points the senders at the service (one token per sender, each its own user) and DynamoDB Local; answers the item sizes. */
+  async configure(target: {
+    baseUrl: string;
+    projectId: string;
+    tokens: readonly string[];
+    roomId: string;
+    dynamoEndpoint: string;
+    tableName: string;
+  }) {
+    const api = new Api(target.baseUrl);
+    const client = new DynamoDBClient(localAws(target.dynamoEndpoint));
+    raw = client;
+    let rawSeq = Date.now() * 1000;
+    const body = { roomId: target.roomId, content: MESSAGE_CONTENT };
+    ops = {
+      messages: async (sender) => (await api.request('/messages', { token: target.tokens[sender], body })).status === 201,
+      rawPutItem: async () => {
+        await client.send(new PutItemCommand({ TableName: target.tableName, Item: messageLikeItem('bench-raw', 'raw-room', rawSeq++) }));
+        return true;
+      },
+    };
+    /** Item sizes (DynamoDB rules) of a stored message and of the raw PutItem item. */
+    return {
+      message: itemSize(messageLikeItem(target.projectId, target.roomId, rawSeq)),
+      raw: itemSize(messageLikeItem('bench-raw', 'raw-room', rawSeq)),
+    };
+  },
+
+  /** Unmeasured load until the time is up, then waits for every call in flight. */
+  async warm(workload: Workload, concurrency: number, ms: number) {
+    await runUntil(concurrency, performance.now() + ms, op(workload));
+  },
+
+  /** A measured window, opened right away: elapsed is first call started to last call returned; CPU is this process's, all threads. */
+  async measure(workload: Workload, concurrency: number, ms: number) {
+    const cpuBefore = process.cpuUsage();
+    const eluBefore = performance.eventLoopUtilization();
+    const started = performance.now();
+    const latencies: number[] = [];
+    const failures = await runUntil(concurrency, started + ms, op(workload), latencies);
+    const elapsedMs = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const elu = performance.eventLoopUtilization(eluBefore);
+    return { latencies, failures, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000, eluActive: elu.active, eluIdle: elu.idle };
+  },
+};
+
+export type LoadGenerator = typeof methods;
+
+serveIpc(methods, () => raw?.destroy());

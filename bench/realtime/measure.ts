@@ -1,92 +1,45 @@
 /**
- * One target's measurements, the same for all three: for each room size N the receivers child
- * grows the room to N, then for each workload a window at the fixed offered rate and a short
- * search for the highest rate that still delivers everything with p99 ≤ the latency bound.
+ * One target's measurements, the same for every server: its receivers child grows the room to each
+ * N, then for each workload runs a window at the fixed offered rate and a short search for the
+ * highest rate that still delivers everything with p99 ≤ the latency bound.
  */
+import { forkIpc, machineBusyMs, round } from '../util';
+import type { ReceiversApi, RunResult, TargetConfig, TargetKind, Workload } from './receivers';
 
-import { machineBusyMs } from '../child-process';
-import { round } from '../stats';
-import type { RunResult, TargetKind, Workload } from './protocol';
-import type { ReceiversProcess } from './receivers-process';
+export type Receivers = ReturnType<typeof forkIpc<ReceiversApi>>;
 
 /** The bar a rate must clear in the search: every frame delivered, p99 at most this. */
 export const P99_BOUND_MS = 100;
 
-/** A window's figures: the counts and latencies the receivers child saw (latencies rounded), and what they add up to. */
-export interface WindowFigures
-  extends Pick<
-    RunResult,
-    'sent' | 'receivers' | 'expected' | 'delivered' | 'duplicates' | 'strays' | 'acks' | 'senderErrors' | 'latencyMs'
-  > {
-  /** Offered frames per second from the one sender. */
-  readonly rate: number;
-  readonly durationMs: number;
-  /** delivered ÷ expected. */
-  readonly deliveredShare: number;
-  /** Deliveries over first send → last delivery, plus one frame interval. */
-  readonly deliveriesPerSecond: number;
-  /** Every frame delivered, p99 ≤ P99_BOUND_MS and no error frame to the sender. */
-  readonly pass: boolean;
-  /** The room was quiet when the window opened (false: it still carried an earlier window's backlog). */
-  readonly settled: boolean;
-  /** CPU of the server under test over the window, % of one core (all its processes). */
-  readonly serverCpuPercent: number | null;
-  readonly receiversCpuPercent: number;
-  /**
-   * Every other process on the machine over the window, % of one core (busy time from /proc/stat
-   * minus the server and the receivers): well above 0, something else competed for the cores.
-   */
-  readonly otherCpuPercent: number | null;
-  /** Event-loop utilization of the receivers child: near 1, the clients were the limit. */
-  readonly receiversElu: number;
-}
-
-export interface SearchResult {
-  readonly steps: readonly WindowFigures[];
-  /** Highest passing rate seen (the fixed window included); null when none passed. */
-  readonly maxRate: number | null;
-  readonly atMax: WindowFigures | null;
-  /** Lowest failing rate seen, if any: the limit lies between `maxRate` and it. */
-  readonly failedAt: number | null;
-  /** The search stopped on the time budget rather than on its step count or bracket. */
-  readonly truncated: boolean;
-  /**
-   * It stopped because a failing window had no queueing (each frame delivered before the next was
-   * sent): single-frame latency is over the bound, and no lower rate passes.
-   */
-  readonly latencyBound: boolean;
-}
-
-export interface SeriesResult {
-  readonly target: TargetKind;
-  readonly workload: Workload;
-  readonly receivers: number;
-  readonly fixed: WindowFigures;
-  readonly search: SearchResult;
-}
-
-export interface MeasureSettings {
+export const SETTINGS = {
   /** Frames per second of the fixed window... */
-  readonly fixedRate: number;
+  fixedRate: 10,
   /** ...but at most this many deliveries per second: rooms of 1000 get fixedDeliveries / 1000 frames/s. */
-  readonly fixedDeliveries: number;
-  readonly fixedWindowMs: number;
-  readonly fixedDrainMs: number;
-  readonly searchSteps: number;
+  fixedDeliveries: 2000,
+  fixedWindowMs: 2000,
+  fixedDrainMs: 3000,
+  searchSteps: 4,
   /** Rate multiplier of a search step while no bracket is known. */
-  readonly searchFactor: number;
+  searchFactor: 4,
   /** Frames per search window (its length is clamped to searchWindowMs). */
-  readonly searchFrames: number;
-  readonly searchWindowMs: { readonly min: number; readonly max: number };
-  readonly searchDrainMs: number;
+  searchFrames: 20,
+  searchWindowMs: { min: 1000, max: 2000 },
+  searchDrainMs: 1000,
   /** Before every window: no frame for this long (follow-ups and stragglers of the last window done). */
-  readonly quietMs: number;
-  readonly quietMaxMs: number;
-}
+  quietMs: 250,
+  quietMaxMs: 12_000,
+};
+
+/** Growing the room: at most this many handshakes in flight, each within the timeout. */
+export const CONNECT = { concurrency: 50, timeoutMs: 15_000 };
+
+/** The fixed window's rate at a room size. */
+export const fixedRateFor = (receivers: number) => Math.min(SETTINGS.fixedRate, SETTINGS.fixedDeliveries / receivers);
 
 let nextRunId = 1;
 
-export function figures(
+/** A window's counts and latencies as the receivers child saw them, and what they add up to. */
+function figures(
   rate: number,
   durationMs: number,
   result: RunResult,
@@ -94,19 +47,15 @@ export function figures(
   machineCpuMs: number | null,
   wallMs: number,
   settled: boolean,
-): WindowFigures {
+) {
   const errors = Object.values(result.senderErrors).reduce((total, count) => total + count, 0);
+  const percent = (ms: number | null) => (ms === null ? null : round((ms / wallMs) * 100, 0));
+  const { sent, expected, delivered, duplicates, senderErrors } = result;
   return {
+    /** Offered frames per second from the one sender. */
     rate: round(rate, 2),
     durationMs,
-    sent: result.sent,
-    receivers: result.receivers,
-    expected: result.expected,
-    delivered: result.delivered,
-    duplicates: result.duplicates,
-    strays: result.strays,
-    acks: result.acks,
-    senderErrors: result.senderErrors,
+    ...{ sent, expected, delivered, duplicates, senderErrors },
     deliveredShare: result.expected ? round(result.delivered / result.expected, 4) : 0,
     // One frame interval added to first send → last delivery, so a window of k frames spans k
     // intervals plus the tail: a one-frame window reads rate × N, not N over one latency.
@@ -117,33 +66,37 @@ export function figures(
       max: round(result.latencyMs.max, 2),
       mean: round(result.latencyMs.mean, 2),
     },
+    /** Every frame delivered, p99 ≤ P99_BOUND_MS and no error frame to the sender. */
     pass: result.complete && result.latencyMs.p99 <= P99_BOUND_MS && errors === 0,
+    /** The room was quiet when the window opened (false: it still carried an earlier window's backlog). */
     settled,
-    serverCpuPercent: serverCpuMs === null ? null : round((serverCpuMs / wallMs) * 100, 0),
-    receiversCpuPercent: round((result.cpuMs / wallMs) * 100, 0),
-    otherCpuPercent:
-      machineCpuMs === null || serverCpuMs === null
-        ? null
-        : round((Math.max(0, machineCpuMs - serverCpuMs - result.cpuMs) / wallMs) * 100, 0),
+    /** CPU of the server under test over the window, % of one core (all its processes). */
+    serverCpuPercent: percent(serverCpuMs),
+    receiversCpuPercent: percent(result.cpuMs) as number,
+    /** Every other process on the machine (busy time from /proc/stat minus the server and the receivers), % of one core. */
+    otherCpuPercent: machineCpuMs === null || serverCpuMs === null ? null : percent(Math.max(0, machineCpuMs - serverCpuMs - result.cpuMs)),
+    /** Event-loop utilization of the receivers child: near 1, the clients were the limit. */
     receiversElu: round(result.eventLoopUtilization, 2),
   };
 }
 
+export type WindowFigures = ReturnType<typeof figures>;
+
 /** Runs one window after the room went quiet, with the server's CPU read around it. */
-export async function measureWindow(
-  receivers: ReceiversProcess,
+async function measureWindow(
+  receivers: Receivers,
   serverCpuMs: () => number | null,
-  settings: MeasureSettings,
   workload: Workload,
   rate: number,
   durationMs: number,
   drainMs: number,
-): Promise<WindowFigures> {
-  const quiet = await receivers.quiet(settings.quietMs, settings.quietMaxMs);
+) {
+  const quiet = await receivers.call('quiet', SETTINGS.quietMs, SETTINGS.quietMaxMs);
   const cpuBefore = serverCpuMs();
   const machineBefore = machineBusyMs();
   const started = performance.now();
-  const result = await receivers.run({ id: nextRunId++, workload, rate, durationMs, drainMs });
+  const count = Math.max(1, Math.round((rate * durationMs) / 1000));
+  const result = await receivers.call('run', { id: nextRunId++, workload, rate, count, drainMs, acks: false });
   const wallMs = performance.now() - started;
   const cpuAfter = serverCpuMs();
   const machineAfter = machineBusyMs();
@@ -152,67 +105,53 @@ export async function measureWindow(
   return figures(rate, durationMs, result, server, machine, wallMs, quiet.quiet);
 }
 
-/** Highest rate that passed, in deliveries per second (rate × N). */
-export const maxDeliveries = (series: SeriesResult | undefined): number | null =>
-  series?.search.atMax ? series.search.atMax.rate * series.receivers : null;
-
-/** The fixed window's rate at a room size. */
-export const fixedRateFor = (settings: MeasureSettings, receivers: number) =>
-  Math.min(settings.fixedRate, settings.fixedDeliveries / receivers);
-
 /**
  * A failure no lower rate can fix: every frame was delivered before the next one was sent, so the
  * frames never queued behind each other and it is the latency of a single frame that is over.
  */
 const latencyBound = (w: WindowFigures) => !w.pass && w.deliveredShare === 1 && w.latencyMs.max < 1000 / w.rate;
 
-/** A rate to show: two significant digits at most, so steps read as 40, 160, 640. */
-const niceRate = (rate: number) => Number(rate.toPrecision(2));
-
 /**
  * The fixed window, then up to `searchSteps` more: ×factor up from a pass, ÷factor down from a
- * failure, and the geometric middle once a pass and a failure bracket the limit.
+ * failure, and the geometric middle once a pass and a failure bracket the limit (a rate to show:
+ * two significant digits at most, so steps read as 40, 160, 640).
  */
-export async function measureSeries(options: {
-  readonly target: TargetKind;
-  readonly workload: Workload;
-  readonly receivers: ReceiversProcess;
-  readonly receiverCount: number;
-  readonly serverCpuMs: () => number | null;
-  readonly settings: MeasureSettings;
-  /** performance.now() after which no further search step starts. */
-  readonly deadline: number;
-  readonly log: (line: string) => void;
-}): Promise<SeriesResult> {
-  const { settings, workload, log } = options;
+async function measureSeries(
+  target: TargetKind,
+  workload: Workload,
+  receivers: Receivers,
+  n: number,
+  serverCpuMs: () => number | null,
+  deadline: number,
+  log: (line: string) => void,
+) {
   const window = (rate: number, durationMs: number, drainMs: number) =>
-    measureWindow(options.receivers, options.serverCpuMs, settings, workload, rate, durationMs, drainMs);
+    measureWindow(receivers, serverCpuMs, workload, rate, durationMs, drainMs);
   const describe = (w: WindowFigures) =>
     `${w.rate}/s → ${w.deliveriesPerSecond} deliveries/s, p50 ${w.latencyMs.p50} p99 ${w.latencyMs.p99} ms, ${round(w.deliveredShare * 100, 2)} % delivered${
       Object.keys(w.senderErrors).length ? `, sender errors ${JSON.stringify(w.senderErrors)}` : ''
     } [${w.pass ? 'pass' : 'fail'}]`;
-
-  const fixed = await window(fixedRateFor(settings, options.receiverCount), settings.fixedWindowMs, settings.fixedDrainMs);
-  log(`    ${options.target} ${workload} N=${options.receiverCount} fixed ${describe(fixed)}`);
+  const fixed = await window(fixedRateFor(n), SETTINGS.fixedWindowMs, SETTINGS.fixedDrainMs);
+  log(`    ${target} ${workload} N=${n} fixed ${describe(fixed)}`);
   let best: WindowFigures | null = fixed.pass ? fixed : null;
   let failedAt: number | null = fixed.pass ? null : fixed.rate;
   const steps: WindowFigures[] = [];
   let truncated = false;
   let floor = latencyBound(fixed);
-  for (let step = 0; step < settings.searchSteps && !floor; step++) {
-    if (performance.now() > options.deadline) {
+  for (let step = 0; step < SETTINGS.searchSteps && !floor; step++) {
+    if (performance.now() > deadline) {
       truncated = true;
       break;
     }
     const lo = best?.rate;
     const hi = failedAt ?? undefined;
     if (lo !== undefined && hi !== undefined && hi / lo < 1.3) break;
-    const rate = niceRate(
-      lo === undefined ? (hi as number) / settings.searchFactor : hi === undefined ? lo * settings.searchFactor : Math.sqrt(lo * hi),
-    );
+    const next =
+      lo === undefined ? (hi as number) / SETTINGS.searchFactor : hi === undefined ? lo * SETTINGS.searchFactor : Math.sqrt(lo * hi);
+    const rate = Number(next.toPrecision(2));
     if (rate <= 0) break;
-    const durationMs = Math.min(settings.searchWindowMs.max, Math.max(settings.searchWindowMs.min, (settings.searchFrames / rate) * 1000));
-    const result = await window(rate, durationMs, settings.searchDrainMs);
+    const durationMs = Math.min(SETTINGS.searchWindowMs.max, Math.max(SETTINGS.searchWindowMs.min, (SETTINGS.searchFrames / rate) * 1000));
+    const result = await window(rate, durationMs, SETTINGS.searchDrainMs);
     steps.push(result);
     log(`      step ${describe(result)}`);
     if (result.pass) {
@@ -223,10 +162,92 @@ export async function measureSeries(options: {
     }
   }
   return {
-    target: options.target,
+    target,
     workload,
-    receivers: options.receiverCount,
+    receivers: n,
     fixed,
-    search: { steps, maxRate: best?.rate ?? null, atMax: best, failedAt, truncated, latencyBound: floor },
+    search: {
+      steps,
+      /** Highest passing rate seen (the fixed window included); null when none passed. */
+      maxRate: best?.rate ?? null,
+      atMax: best,
+      /** Lowest failing rate seen, if any: the limit lies between `maxRate` and it. */
+      failedAt,
+      /** The search stopped on the time budget rather than on its step count or bracket. */
+      truncated,
+      /** It stopped because a failing window had no queueing: single-frame latency is over the bound, and no lower rate passes. */
+      latencyBound: floor,
+    },
   };
 }
+
+export type Series = Awaited<ReturnType<typeof measureSeries>>;
+
+/** Highest rate that passed, in deliveries per second (rate × N). */
+export const maxDeliveries = (series: Series | undefined): number | null =>
+  series?.search.atMax ? series.search.atMax.rate * series.receivers : null;
+
+/** What a target is and how to measure it. */
+interface TargetPlan {
+  readonly target: TargetKind;
+  readonly label: string;
+  /** What ran, with versions. */
+  readonly software: string;
+  readonly workloads: readonly Workload[];
+  readonly config: TargetConfig;
+  /** CPU so far of the server under test's processes, in ms. */
+  readonly serverCpuMs: () => number | null;
+  /** Seconds the target may spend before its searches stop taking steps (fixed-rate windows always run). */
+  readonly budgetSeconds: number;
+  /** After the series at one N: the service counts its AWS work there. */
+  readonly afterSize?: (receivers: Receivers, n: number) => Promise<void>;
+}
+
+/** Grows the room through every N (its own receivers child) and measures each workload there; keeps what it got on failure. */
+export async function measureTarget(plan: TargetPlan, sizes: readonly number[], log: (line: string) => void) {
+  const started = performance.now();
+  const deadline = started + plan.budgetSeconds * 1000;
+  const connect = [];
+  const series: Series[] = [];
+  let error: string | undefined;
+  const receivers = forkIpc<ReceiversApi>('bench/realtime/receivers.ts', 'receivers', 5000);
+  try {
+    await receivers.call('configure', plan.config);
+    for (const n of sizes) {
+      /**
+       * ms: every new socket ready (open, subscribed, or its `connected` frame received); settleMs: then
+       * until no frame came for a while; missed: receivers a check event then did not reach, per round
+       * (each round reopens them): the server dropped live connections while the room filled up.
+       */
+      const step = await receivers.call('grow', n, { ...CONNECT, quietMs: SETTINGS.quietMs * 2 });
+      connect.push({ receivers: n, ...step, ms: round(step.ms, 0), settleMs: round(step.settleMs, 0) });
+      const missed = step.missed.length
+        ? `; a check event missed ${step.missed.join(', then ')} of them (reopened), ${step.stillMissing} still missed`
+        : '';
+      log(
+        `  ${plan.target}: ${n} receivers connected in ${round(step.ms, 0)} ms (then ${round(step.settleMs, 0)} ms until quiet)${missed}`,
+      );
+      for (const workload of plan.workloads)
+        series.push(await measureSeries(plan.target, workload, receivers, n, plan.serverCpuMs, deadline, log));
+      await plan.afterSize?.(receivers, n);
+    }
+  } catch (caught) {
+    error = caught instanceof Error ? caught.message : String(caught);
+    log(`  ${plan.target}: stopped: ${error}`);
+  } finally {
+    await receivers.stop().catch(() => undefined);
+  }
+  const { target, label, software, workloads } = plan;
+  return {
+    target,
+    label,
+    software,
+    workloads,
+    connect,
+    series,
+    ...(error ? { error } : {}),
+    seconds: round((performance.now() - started) / 1000, 1),
+  };
+}
+
+export type TargetResult = Awaited<ReturnType<typeof measureTarget>>;

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type Binding, type BoundResources, type GrantContext, parseBinding } from '../bindings.ts';
@@ -21,6 +21,36 @@ export const functionsDir = path.join(repoRoot, 'functions');
  */
 const esmRequireBanner =
   "import { createRequire as __chatCreateRequire } from 'node:module'; const require = __chatCreateRequire(import.meta.url);";
+
+/**
+ * How every {@link ChatFunction} is built and started: the `bundling` props it gives NodejsFunction
+ * (esbuild, run locally; `aliases` reach it as `esbuildArgs`) and the `NODE_OPTIONS` it sets. Exported so that the bundle-size test and
+ * the benchmark build exactly what `cdk deploy` ships.
+ */
+/**
+ * Packages replaced in the bundles (esbuild `alias`, paths from the repository root): Lambda's
+ * credentials are in the environment, so the SDK's default credential chain shrinks to that link
+ * (`functions/shared/lambda-credentials.ts`), about 115 KB off every bundle.
+ */
+const bundleAliases = { '@aws-sdk/credential-provider-node': './functions/shared/lambda-credentials.ts' };
+
+export const chatFunctionBuild = {
+  aliases: bundleAliases,
+  bundling: {
+    minify: true,
+    sourceMap: true,
+    format: OutputFormat.ESM,
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    banner: esmRequireBanner,
+    // The SDK versions in package-lock.json are the ones the tests ran against; the runtime's
+    // built-in SDK may lag or lead them.
+    bundleAwsSDK: true,
+    forceDockerBundling: false,
+    esbuildArgs: Object.fromEntries(Object.entries(bundleAliases).map(([from, to]) => [`--alias:${from}`, to])),
+  } satisfies BundlingOptions,
+  nodeOptions: '--enable-source-maps',
+};
 
 /** `POWERTOOLS_SERVICE_NAME` of every function unless set otherwise: the `service` dimension of its metrics. */
 export const defaultServiceName = 'chat';
@@ -117,22 +147,11 @@ export class ChatFunction extends NodejsFunction {
       projectRoot: repoRoot,
       depsLockFilePath: path.join(repoRoot, 'package-lock.json'),
       environment: {
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: chatFunctionBuild.nodeOptions,
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? defaultServiceName,
         ...props.environment,
       },
-      bundling: {
-        minify: true,
-        sourceMap: true,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        banner: esmRequireBanner,
-        // The SDK versions in package-lock.json are the ones the tests ran against; the runtime's
-        // built-in SDK may lag or lead them.
-        bundleAwsSDK: true,
-        forceDockerBundling: false,
-      },
+      bundling: chatFunctionBuild.bundling,
     });
     this.handlerPath = props.handlerPath;
     this.logGroupOfFunction = logGroup;

