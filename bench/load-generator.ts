@@ -1,16 +1,21 @@
 /**
  * Load-generator child process of section 2, forked by bench/throughput.ts. It runs the closed-loop
- * senders of both workloads (POST /messages over HTTP, raw PutItem) so that their CPU stays out of
+ * senders of both workloads (POST /messages over HTTP, and the raw DynamoDB requests a message
+ * makes, issued back to back) so that their CPU stays out of
  * the process that hosts the service, as it does on AWS, where clients never share a Lambda's
  * process, and reports latencies, failures, its own CPU time and event-loop use per window.
  */
 import { performance } from 'node:perf_hooks';
-import { type AttributeValue, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DynamoDBClient, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { itemSize } from './instrument';
 import { Api, localAws, MESSAGE_CONTENT, serveIpc } from './util';
 
-/** `messages`: POST /messages over HTTP to the service; `rawPutItem`: PutItem straight to DynamoDB Local. */
-export type Workload = 'messages' | 'rawPutItem';
+/**
+ * `messages`: POST /messages over HTTP to the service; `raw`: the three requests a plain message
+ * makes (its rate-limit window's UpdateItem, the message's PutItem, the Query of the room's
+ * connections), issued back to back straight to DynamoDB Local with the SDK.
+ */
+export type Workload = 'messages' | 'raw';
 
 /** A stored message item as `functions/shared/db/message.ts` writes it, marshalled. */
 const messageLikeItem = (projectId: string, roomId: string, id: number): Record<string, AttributeValue> => ({
@@ -67,12 +72,30 @@ const methods = {
     const body = { roomId: target.roomId, content: MESSAGE_CONTENT };
     ops = {
       messages: async (sender) => (await api.request('/messages', { token: target.tokens[sender], body })).status === 201,
-      rawPutItem: async () => {
+      raw: async (sender) => {
+        const window = Math.floor(Date.now() / 60_000);
+        await client.send(
+          new UpdateItemCommand({
+            TableName: target.tableName,
+            Key: { pk: { S: `P#bench-raw#RL#messages#user:sender-${sender}` }, sk: { S: `W#${window}` } },
+            UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
+            ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':one': { N: '1' }, ':ttl': { N: String((window + 2) * 60) } },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
         await client.send(new PutItemCommand({ TableName: target.tableName, Item: messageLikeItem('bench-raw', 'raw-room', rawSeq++) }));
+        await client.send(
+          new QueryCommand({
+            TableName: target.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': { S: 'P#bench-raw#R#raw-room' }, ':prefix': { S: 'C#' } },
+          }),
+        );
         return true;
       },
     };
-    /** Item sizes (DynamoDB rules) of a stored message and of the raw PutItem item. */
+    /** Item sizes (DynamoDB rules) of a stored message and of the raw workload's message item. */
     return {
       message: itemSize(messageLikeItem(target.projectId, target.roomId, rawSeq)),
       raw: itemSize(messageLikeItem('bench-raw', 'raw-room', rawSeq)),

@@ -8,11 +8,39 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { areas, functionEntries, httpRoutes } from '../lib/routes/index';
+import { DEFAULT_PING_INTERVAL_MS } from '../sdk/settings';
 import { projectedAreas, synthesizeStacks } from '../test/support/area-projection';
 import { type Bench, fmt, GOALS } from './harness';
-import { launch, repoRoot, round, sum } from './util';
+import { launch, PRICES, repoRoot, round, sum } from './util';
 
 const PROJECTED_ROUTES = 150;
+
+type Resource = { Type: string; Properties?: Record<string, unknown> };
+
+/**
+ * What an idle connection costs in Lambda, read from the synthesized templates: the SDK sends
+ * `{ "type": "ping" }` every `DEFAULT_PING_INTERVAL_MS`; API Gateway selects a route on the
+ * WebSocket API's route selection expression, and a ping runs a function unless it selects a
+ * route whose integration is a MOCK.
+ */
+function keepAlives(stacks: readonly { template: { Resources: Record<string, Resource> } }[]) {
+  const resources = stacks.flatMap(({ template }) => Object.entries(template.Resources));
+  const api = resources.find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Api' && r.Properties?.ProtocolType === 'WEBSOCKET')?.[1];
+  const selection = String(api?.Properties?.RouteSelectionExpression ?? '$request.body.action');
+  const pingRoute = resources.find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties?.RouteKey === 'ping')?.[1];
+  const target = JSON.stringify(pingRoute?.Properties?.Target ?? '');
+  const integration = resources.find(([id, r]) => r.Type === 'AWS::ApiGatewayV2::Integration' && target.includes(`"${id}"`))?.[1];
+  const answeredByApiGateway = selection === '$request.body.type' && integration?.Properties?.IntegrationType === 'MOCK';
+  const pingsPerHour = 3_600_000 / DEFAULT_PING_INTERVAL_MS;
+  return {
+    routeSelectionExpression: selection,
+    pingIntegration: String(integration?.Properties?.IntegrationType ?? '$default (Lambda)'),
+    pingsPerHour,
+    idleInvocationsPerHour: answeredByApiGateway ? 0 : pingsPerHour,
+    /** The inbound ping and its pong. */
+    messagesPerHour: 2 * pingsPerHour,
+  };
+}
 
 /** `createChatApp` + `app.synth()` with cdk-nag, bundling skipped. */
 function measureApp(id: 'today' | 'projected', label: string, extra: ReturnType<typeof projectedAreas>) {
@@ -30,6 +58,7 @@ function measureApp(id: 'today' | 'projected', label: string, extra: ReturnType<
     stacks: sizes,
     largest: { stack: largest.name, resources: largest.resources },
     largestTemplateKiB: round(Math.max(...sizes.map((size) => size.templateBytes)) / 1024, 1),
+    keepAlives: keepAlives(stacks),
   };
 }
 
@@ -72,14 +101,24 @@ export const synth: Bench<Synth> = {
   needs: 'machine',
   run: ({ baseEnv, log }) => measure(baseEnv, log),
 
-  goals: ({ apps }) =>
-    apps.map((app) => ({
+  goals: ({ apps }) => [
+    ...apps.map((app) => ({
       id: `stacks.${app.id}`,
       name: `Largest stack, ${app.label}`,
       target: `≤ ${GOALS.resourcesPerStack} resources, ≤ ${GOALS.templateKiB} KB`,
       measured: `${app.largest.resources} resources (${app.largest.stack}), largest template ${fmt(app.largestTemplateKiB)} KB`,
       pass: app.largest.resources <= GOALS.resourcesPerStack && app.largestTemplateKiB <= GOALS.templateKiB,
     })),
+    ...apps
+      .filter((app) => app.id === 'today')
+      .map(({ keepAlives: k }) => ({
+        id: 'keepAlives.idleInvocations',
+        name: 'Lambda invocations per connection-hour while idle (AWS, from the template and SDK settings)',
+        target: '0',
+        measured: `${fmt(k.idleInvocationsPerHour, 0)} (${fmt(k.pingsPerHour, 0)} pings an hour, routed on \`${k.routeSelectionExpression}\` to a ${k.pingIntegration} integration)`,
+        pass: k.idleInvocationsPerHour === 0,
+      })),
+  ],
 
   section(result) {
     const apps = result.apps.map(
@@ -95,6 +134,18 @@ ${app.stacks.map((stack) => `| ${stack.name} | ${stack.resources} | ${round(stac
 
 CloudFormation refuses a stack with more than 500 resources or a template over 1 MB (and a nested stack with more than 200 parameters or outputs); a route costs about 8 resources (function, role, policy, log group, error alarm, permission, integration, route). The root stack holds what the areas share and one nested stack per area of the wiring table, so each area counts against its own limits. The projection adds ${PROJECTED_ROUTES} routes and five event subscribers over the areas still to come, as \`test/infra/stack-limits.test.ts\` does. \`npx cdk synth\` with every function bundled (what \`cdk deploy\` starts with): ${result.cliSynthSeconds === null ? `failed: ${result.cliError}` : `${result.cliSynthSeconds} s`}.
 
-${apps.join('\n\n')}`;
+${apps.join('\n\n')}
+
+### Keep-alives
+
+${keepAliveText(result.apps.find((app) => app.id === 'today')?.keepAlives)}`;
   },
 };
+
+function keepAliveText(k: ReturnType<typeof keepAlives> | undefined): string {
+  if (!k) return '_Not measured._';
+  const messages = (k.messagesPerHour * PRICES.apiGatewayWebSocketPerMillionMessages) / 1e6;
+  const invocations = (k.idleInvocationsPerHour * PRICES.lambdaPerMillionInvocations) / 1e6;
+  const minutes = (60 * PRICES.apiGatewayWebSocketPerMillionConnectionMinutes) / 1e6;
+  return `The SDK pings every ${fmt(DEFAULT_PING_INTERVAL_MS / 60_000, 0)} minutes (\`pingIntervalMs\`, half API Gateway's 10-minute idle timeout): ${fmt(k.pingsPerHour, 0)} pings an hour per connection. The WebSocket API selects routes on \`${k.routeSelectionExpression}\`, and the \`ping\` route's integration is ${k.pingIntegration}: **${fmt(k.idleInvocationsPerHour, 0)} Lambda invocations** per idle connection-hour (before this design: 120, every 30 s ping running \`$default\`, a DynamoDB read and a posted pong). An idle connection-hour costs ${fmt(k.messagesPerHour, 0)} WebSocket messages ($${messages.toPrecision(2)}) and 60 connection minutes ($${minutes.toPrecision(2)})${invocations ? ` and $${invocations.toPrecision(2)} of Lambda requests` : ''}: $${(messages + minutes + invocations).toPrecision(2)} in all.`;
+}

@@ -324,4 +324,8 @@ export const PRICES = {
   stepFunctionsPerMillionTransitions: 25,
   /** API Gateway WebSocket: per million messages (sent or received), each up to 32 KB. */
   apiGatewayWebSocketPerMillionMessages: 1.0,
+  apiGatewayWebSocketPerMillionConnectionMinutes: 0.25,
+  /** Lambda on ARM64 (ChatFunction's architecture), per GB-second of duration. */
+  lambdaPerGbSecondArm: 0.0000133334,
+  snsPerMillionPublishes: 0.5,
 } as const;

@@ -6,6 +6,7 @@
  * client, plus the local queue consumers' receives and deletes), Lambda invocations and
  * `PostToConnection` calls (the local gateway's management API counters).
  */
+import { defaultMemorySizeMb } from '../../lib/constructs/chat-function';
 import type { LocalRuntime } from '../../lib/local/runtime';
 import type { Recorder } from '../instrument';
 import { countBy, median, PRICES, round, sleep, sum } from '../util';
@@ -58,6 +59,7 @@ export async function measureCost(
   for (let i = 0; i < COST_WARMUP; i++) await probe();
   await quiet();
   const before = runtime.stats().queueConsumers;
+  const lambdaBefore = runtime.stats().lambda;
   const postsBefore = runtime.gateway.managementStats();
   const start = recorder.mark();
   const perFrameRequests: number[] = [];
@@ -72,15 +74,19 @@ export async function measureCost(
   await sleep(400);
   await quiet();
   const after = runtime.stats().queueConsumers;
+  const lambdaAfter = runtime.stats().lambda;
   const postsAfter = runtime.gateway.managementStats();
   const { dynamo, sqs } = recorder.since(start);
   const per = (value: number) => round(value / frames, 3);
-  const lambdaInvocations = per(frames + (after.invocations - before.invocations));
+  const lambdaInvocations = per(lambdaAfter.invocations - lambdaBefore.invocations);
+  /** Billed duration at ChatFunction's memory, from the handlers' wall time here (a local estimate of AWS's). */
+  const lambdaGbSeconds = per(((lambdaAfter.durationMs - lambdaBefore.durationMs) / 1000) * (defaultMemorySizeMb / 1024));
   const writeUnits = per(sum(dynamo.map((call) => call.writeUnits)));
   const readUnits = per(sum(dynamo.map((call) => call.readUnits)));
+  const snsPublishes = per(sqs.filter((call) => call.command.startsWith('SNS:')).length);
   /** Per frame: requests by the handlers (SendMessageBatch, ...) and by the queue consumers (non-empty receives + deletes). */
   const sqsRequests = {
-    handlers: per(sqs.length),
+    handlers: per(sqs.filter((call) => !call.command.startsWith('SNS:')).length),
     consumers: per(after.nonEmptyReceives - before.nonEmptyReceives + (after.deleteRequests - before.deleteRequests)),
   };
   const postToConnection = per(postsAfter.posts - postsBefore.posts);
@@ -89,9 +95,12 @@ export async function measureCost(
   /** US dollars per million frames, by service. */
   const pricePerMillion = {
     DynamoDB: round(writeUnits * PRICES.dynamoPerMillionWriteUnits + readUnits * PRICES.dynamoPerMillionReadUnits, 3),
-    SQS: round((sqsRequests.handlers + sqsRequests.consumers) * PRICES.sqsPerMillionRequests, 3),
+    'SQS + SNS': round(
+      (sqsRequests.handlers + sqsRequests.consumers) * PRICES.sqsPerMillionRequests + snsPublishes * PRICES.snsPerMillionPublishes,
+      3,
+    ),
     'API Gateway': round(apiGatewayMessages * PRICES.apiGatewayWebSocketPerMillionMessages, 3),
-    Lambda: round(lambdaInvocations * PRICES.lambdaPerMillionInvocations, 3),
+    Lambda: round(lambdaInvocations * PRICES.lambdaPerMillionInvocations + lambdaGbSeconds * 1e6 * PRICES.lambdaPerGbSecondArm, 3),
   };
   return {
     workload,
@@ -110,8 +119,10 @@ export async function measureCost(
       ),
     },
     sqs: sqsRequests,
-    /** `$default` (1) plus queue-consumer invocations. */
+    snsPublishes,
+    /** Every handler invocation: `$default`, queue consumers, the stream's event publisher. */
     lambdaInvocations,
+    lambdaGbSeconds,
     postToConnection,
     /** Posts the gateway answered 410 (connection gone). */
     postToConnectionGone: per(postsAfter.gone - postsBefore.gone),

@@ -52,6 +52,9 @@ export const chatFunctionBuild = {
   nodeOptions: '--enable-source-maps',
 };
 
+/** Memory of every function unless set otherwise; Lambda bills duration per GB-second of it. */
+export const defaultMemorySizeMb = 512;
+
 /** `POWERTOOLS_SERVICE_NAME` of every function unless set otherwise: the `service` dimension of its metrics. */
 export const defaultServiceName = 'chat';
 
@@ -138,7 +141,7 @@ export class ChatFunction extends NodejsFunction {
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? defaultMemorySizeMb,
       timeout: props.timeout ?? Duration.seconds(10),
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       tracing: Tracing.ACTIVE,

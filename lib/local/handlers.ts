@@ -33,6 +33,8 @@ export function lambdaContext(functionName: string): Context {
  */
 export class HandlerHost {
   private readonly loaded = new Map<string, Promise<LambdaHandler>>();
+  /** Invocations and their wall time, as Lambda's `Invocations` and `Duration` metrics count them. */
+  private readonly counters = { invocations: 0, durationMs: 0 };
 
   constructor(private readonly functionsDir: string) {
     installAwsLambdaGlobal();
@@ -52,13 +54,27 @@ export class HandlerHost {
 
   async invoke(file: string, functionName: string, event: unknown): Promise<unknown> {
     const handler = await this.load(file);
-    return handler(event, lambdaContext(functionName));
+    return this.timed(() => handler(event, lambdaContext(functionName)));
+  }
+
+  stats(): { readonly invocations: number; readonly durationMs: number } {
+    return { ...this.counters };
+  }
+
+  private async timed<T>(run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await run();
+    } finally {
+      this.counters.invocations++;
+      this.counters.durationMs += performance.now() - started;
+    }
   }
 
   /** Invokes a response-streaming handler (`awslambda.streamifyResponse`) with the stream it writes to. */
   async invokeStreaming(file: string, functionName: string, event: unknown, responseStream: Writable): Promise<void> {
     const handler = await this.load(file);
     if (!isStreamingHandler(handler)) throw new Error(`${file} is served by a function URL but is not a streaming handler`);
-    await handler(event, responseStream, lambdaContext(functionName));
+    await this.timed(() => handler(event, responseStream, lambdaContext(functionName)));
   }
 }

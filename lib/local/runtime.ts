@@ -91,6 +91,8 @@ export interface LocalStats {
   readonly stream: StreamPollerStats;
   /** `@connections` calls: what API Gateway would bill as WebSocket messages sent. */
   readonly connections: ManagementStats;
+  /** Every handler invocation and its wall time (Lambda's `Invocations` and `Duration`). */
+  readonly lambda: { readonly invocations: number; readonly durationMs: number };
 }
 
 const zeroStreamStats: StreamPollerStats = {
@@ -170,6 +172,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       zeroStreamStats,
     ),
     connections: gateway?.managementStats() ?? { posts: 0, gone: 0, deletes: 0, throttled: 0 },
+    lambda: handlers.stats(),
   });
   const stopAll = async () => {
     await Promise.all([...started.queues, ...started.streams].map((running) => running.stop()));
