@@ -32,7 +32,7 @@ import type { TargetKind, Workload } from './receivers';
 import { startPlainWsServer, startSoketi } from './servers';
 
 /** Seconds each target may spend before its searches stop taking steps. */
-const BUDGET: Record<TargetKind, number> = { plain: 25, soketi: 25, service: 90 };
+const BUDGET: Record<TargetKind, number> = { plain: 40, soketi: 40, service: 120 };
 /** Room sizes at which the service's AWS work per frame is counted, and frames per workload there. */
 const COST = { receivers: [10, 100], frames: 20 };
 const SOKETI_SKIPPED = 'Soketi is opt-in: `BENCH_SOKETI=1 npm run bench` (or `npm run bench -- --soketi`)';

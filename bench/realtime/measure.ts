@@ -18,7 +18,7 @@ export const SETTINGS = {
   fixedDeliveries: 2000,
   fixedWindowMs: 2000,
   fixedDrainMs: 3000,
-  searchSteps: 4,
+  searchSteps: 6,
   /** Rate multiplier of a search step while no bracket is known. */
   searchFactor: 4,
   /** Frames per search window (its length is clamped to searchWindowMs). */

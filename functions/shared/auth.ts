@@ -95,6 +95,22 @@ export async function authenticateApiKey(apiKey: string): Promise<ServicePrincip
 const ALGORITHMS = ['HS256'];
 const secretBytes = (secret: string) => new TextEncoder().encode(secret);
 
+/**
+ * The HMAC key of a signing secret, imported once per instance: jose imports raw bytes into a
+ * WebCrypto key on every call, which costs more than the verification itself. A rotated secret is a
+ * new entry; the few a warm instance meets are kept.
+ */
+const verifyKeys = new Map<string, Promise<CryptoKey>>();
+function verifyKey(secret: string): Promise<CryptoKey> {
+  let key = verifyKeys.get(secret);
+  if (!key) {
+    if (verifyKeys.size >= 1000) verifyKeys.clear();
+    key = crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    verifyKeys.set(secret, key);
+  }
+  return key;
+}
+
 export interface TokenClaims {
   readonly projectId: string;
   readonly userId: string;
@@ -134,7 +150,7 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
   const project = typeof projectId === 'string' ? await loadProject(projectId) : undefined;
   if (!project) throw new UnauthorizedError('invalid_token', 'The token does not name a known project');
   try {
-    const { payload } = await jwtVerify(token, secretBytes(project.signingSecret), { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
+    const { payload } = await jwtVerify(token, await verifyKey(project.signingSecret), { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
     const userId = idSchema.safeParse(typeof payload.userId === 'string' ? payload.userId : payload.sub);
     if (!userId.success) throw new UnauthorizedError('invalid_token', 'The token names no valid user id');
     const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { quietSdkLogger } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
 
 /**
@@ -11,6 +12,19 @@ import { bound } from '#shared/bindings';
 export interface ConnectionsTransport {
   post(connectionId: string, data: Uint8Array): Promise<void>;
   delete(connectionId: string): Promise<void>;
+  /**
+   * One frame to many connections, for a transport that needs no round trip per post (the local
+   * runtime's direct one); the SDK has none, so a fan-out posts one by one there.
+   */
+  postMany?(connectionIds: readonly string[], data: Uint8Array): Promise<ManyPostOutcome>;
+}
+
+export interface ManyPostOutcome {
+  readonly sent: number;
+  /** Connections API Gateway no longer knows (410). */
+  readonly gone: string[];
+  /** Posts refused for another reason (throttled, too large), each skipped. */
+  readonly failed: { readonly connectionId: string; readonly error: string }[];
 }
 
 /** The management API through the SDK: what runs on AWS, and locally when a setting asks for it. */
@@ -33,6 +47,8 @@ function connections(): ConnectionsTransport {
     new ApiGatewayManagementApiClient({
       endpoint: bound('connections:manage'),
       maxAttempts: 2,
+      // Not `sdkClientDefaults`: this client's requests are signed for real, locally too (`http`).
+      logger: quietSdkLogger,
       // Fan-out posts many frames at once; the SDK's default of 50 sockets would queue them.
       requestHandler: {
         httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256 }),
@@ -74,6 +90,12 @@ export async function postToConnection(connectionId: string, frame: unknown): Pr
     if (isGone(error)) return 'gone';
     throw error;
   }
+}
+
+/** The transport's own many-post, when it has one (see {@link ConnectionsTransport.postMany}). */
+export function postManyOf(): ConnectionsTransport['postMany'] {
+  const current = connections();
+  return current.postMany?.bind(current);
 }
 
 export async function closeConnection(connectionId: string): Promise<void> {

@@ -87,9 +87,14 @@ export function managementApi(sockets: ReadonlyMap<string, SocketEntry>, accessK
   const stats = { posts: 0, gone: 0, deletes: 0, throttled: 0 };
 
   async function manage(call: ManagementCall): Promise<ManagementAnswer> {
+    if (faults.jitterMs) await new Promise((resolve) => setTimeout(resolve, Math.random() * (faults.jitterMs as number)));
+    return manageNow(call);
+  }
+
+  /** The rules, counters and faults of one call, answered at once (jitter aside, which `manage` adds). */
+  function manageNow(call: ManagementCall): ManagementAnswer {
     if (call.action === 'post') stats.posts++;
     if (call.action === 'delete') stats.deletes++;
-    if (faults.jitterMs) await new Promise((resolve) => setTimeout(resolve, Math.random() * (faults.jitterMs as number)));
     if (faults.throttleRate && Math.random() < faults.throttleRate) {
       stats.throttled++;
       return refusedWith(429, 'LimitExceededException', 'Rate exceeded');
@@ -150,6 +155,19 @@ export function managementApi(sockets: ReadonlyMap<string, SocketEntry>, accessK
   const transport: ConnectionsTransport = {
     post: async (connectionId, data) => raise(await manage({ action: 'post', connectionId, data })),
     delete: async (connectionId) => raise(await manage({ action: 'delete', connectionId })),
+    // One call per connection still, each under the same rules, but in one loop instead of a
+    // promise chain per post: what a fan-out costs here should be the sends, as on API Gateway.
+    postMany: async (connectionIds, data) => {
+      const outcome = { sent: 0, gone: [] as string[], failed: [] as { connectionId: string; error: string }[] };
+      for (const connectionId of connectionIds) {
+        const call = { action: 'post', connectionId, data } as const;
+        const answer = faults.jitterMs ? await manage(call) : manageNow(call);
+        if (answer.status < 400) outcome.sent++;
+        else if (answer.errorType === 'GoneException') outcome.gone.push(connectionId);
+        else outcome.failed.push({ connectionId, error: answer.errorType ?? String(answer.status) });
+      }
+      return outcome;
+    },
   };
 
   return { manage, request, transport, stats: (): ManagementStats => ({ ...stats }) };

@@ -70,6 +70,22 @@ describe('the local management API', () => {
     expect(api.stats()).toMatchObject({ posts: 2, gone: 2 });
   });
 
+  it('posts one frame to many connections in one call under the same rules, telling sent, gone and failed apart', async () => {
+    // Prepare
+    const { api, open } = setUp();
+    const throttled = setUp({ throttleRate: 1 });
+
+    // Act
+    const outcome = await api.transport.postMany?.(['open-1', 'closed-1', 'open-1'], frame('{"to":"many"}'));
+    const refused = await throttled.api.transport.postMany?.(['open-1'], frame('{}'));
+
+    // Assess
+    expect(outcome).toEqual({ sent: 2, gone: ['closed-1'], failed: [] });
+    expect(open.sent).toEqual(['{"to":"many"}', '{"to":"many"}']);
+    expect(api.stats()).toMatchObject({ posts: 3, gone: 1 });
+    expect(refused).toEqual({ sent: 0, gone: [], failed: [{ connectionId: 'open-1', error: 'LimitExceededException' }] });
+  });
+
   it('refuses a frame over 128 KB with PayloadTooLargeException and sends nothing', async () => {
     // Prepare
     const { api, open, client } = setUp();

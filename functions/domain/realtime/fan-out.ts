@@ -1,4 +1,4 @@
-import { encodeFrame, postToConnection } from '#shared/gateway';
+import { encodeFrame, postManyOf, postToConnection } from '#shared/gateway';
 import { logger } from '#shared/logger';
 
 /** Posts to at most this many connections at once per fan-out. */
@@ -16,6 +16,12 @@ export interface PostOutcome {
  */
 export async function postFrames(connectionIds: readonly string[], frame: unknown): Promise<PostOutcome> {
   const data = encodeFrame(frame);
+  const postMany = postManyOf();
+  if (postMany) {
+    const outcome = await postMany(connectionIds, data);
+    for (const { connectionId, error } of outcome.failed) logger.warn('post to connection failed', { connectionId, error });
+    return outcome;
+  }
   let sent = 0;
   const gone: string[] = [];
   let next = 0;
