@@ -19,6 +19,7 @@ import {
   userConnectionsPk,
   userCounterKey,
 } from '#shared/db/connection';
+import * as z from '#shared/schema';
 
 /**
  * What a connect or disconnect changed, decided by atomic counters: the user's first connection to
@@ -215,7 +216,15 @@ export async function dropConnection(
   return { connection, change };
 }
 
-async function queryRefs(pk: string, consistent = false): Promise<ConnectionRef[]> {
+/** What a room's connection list item must hold; its channel and room are the partition's. */
+const roomRefItem = z.object({ connectionId: z.string(), userId: z.string(), ttl: z.number().check(z.int()) });
+
+/**
+ * One partition of connection refs, paged past 1 MB, expired ones left out. A room's partition is
+ * read with a projection of the three attributes that vary (its items' channel and room are the
+ * room's): a fan-out reads it once per frame, and a big room's answer is mostly repeated keys.
+ */
+async function queryRefs(pk: string, options: { consistent?: boolean; room?: string } = {}): Promise<ConnectionRef[]> {
   const now = nowSeconds();
   const refs: ConnectionRef[] = [];
   let startKey: Record<string, unknown> | undefined;
@@ -225,12 +234,15 @@ async function queryRefs(pk: string, consistent = false): Promise<ConnectionRef[
         TableName: tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': CONNECTION_SK_PREFIX },
+        ...(options.room ? { ProjectionExpression: 'connectionId, userId, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
         ExclusiveStartKey: startKey,
-        ConsistentRead: consistent,
+        ConsistentRead: options.consistent,
       }),
     );
     for (const raw of page.Items ?? []) {
-      const ref = connectionRef.parse(raw);
+      const ref: ConnectionRef = options.room
+        ? { ...roomRefItem.parse(raw), channel: 'room', roomId: options.room }
+        : connectionRef.parse(raw);
       // Expired but not yet swept by TTL: API Gateway has closed it.
       if (ref.ttl > now) refs.push(ref);
     }
@@ -244,7 +256,7 @@ async function queryRefs(pk: string, consistent = false): Promise<ConnectionRef[
  * just wrote one of them and must see it (the welcome snapshot).
  */
 export const roomConnections = (projectId: string, roomId: string, options: { consistent?: boolean } = {}) =>
-  queryRefs(roomConnectionsPk(projectId, roomId), options.consistent);
+  queryRefs(roomConnectionsPk(projectId, roomId), { consistent: options.consistent, room: roomId });
 
 /** A user's live connections, room and user channel alike, or only one channel kind. */
 export async function userConnections(projectId: string, userId: string, channel?: Connection['channel']): Promise<ConnectionRef[]> {
