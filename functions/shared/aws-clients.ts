@@ -1,4 +1,5 @@
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import type { SQSClientConfig } from '@aws-sdk/client-sqs';
 import { logger } from '#shared/logger';
 
 type SdkLogger = NonNullable<DynamoDBClientConfig['logger']>;
@@ -22,3 +23,9 @@ export const quietSdkLogger = {
  * Lambda's own hosts would never measure against the service (see `lib/local/runtime.ts`).
  */
 export const sdkClientDefaults: Pick<DynamoDBClientConfig, 'signer' | 'logger'> = { logger: quietSdkLogger };
+
+/**
+ * The handlers' SQS client's settings beyond those: nothing on AWS; locally the runtime sets a
+ * request handler that answers in this process, where the SQS stand-in runs, without a socket.
+ */
+export const sqsClientDefaults: Pick<SQSClientConfig, 'requestHandler'> = {};

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { sdkClientDefaults } from '#shared/aws-clients';
+import { sdkClientDefaults, sqsClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
 import { asciiJson } from '#shared/json';
 
@@ -7,7 +7,7 @@ import { asciiJson } from '#shared/json';
  * The queues live in this function's region, so requests go to the endpoint the SDK resolves
  * (`AWS_ENDPOINT_URL_SQS` in local mode) rather than to the host written in a queue URL.
  */
-export const sqs = new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false, ...sdkClientDefaults });
+export const sqs = new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false, ...sdkClientDefaults, ...sqsClientDefaults });
 
 const SQS_BATCH_LIMIT = 10;
 

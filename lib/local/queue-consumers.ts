@@ -2,7 +2,7 @@ import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SQSClie
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { eventSubscribers, queueConsumers } from '../routes/index';
 import type { HandlerHost } from './handlers';
-import { LOCAL_REGION } from './sqs-local';
+import { type InProcessRequestHandler, LOCAL_REGION } from './sqs-local';
 
 function toRecord(message: Message, queueArn: string): SQSEvent['Records'][number] {
   const attributes = message.Attributes ?? {};
@@ -68,6 +68,8 @@ export interface QueueConsumers {
  */
 export function startQueueConsumers(options: {
   sqsEndpoint: string;
+  /** The SQS stand-in's in-process handler; without it, HTTP to `sqsEndpoint`. */
+  requestHandler?: InProcessRequestHandler;
   queueUrls: Readonly<Record<string, string>>;
   handlers: HandlerHost;
   /** Only these consumer ids. */
@@ -80,6 +82,7 @@ export function startQueueConsumers(options: {
     region: LOCAL_REGION,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     useQueueUrlAsEndpoint: false,
+    ...(options.requestHandler ? { requestHandler: options.requestHandler } : {}),
   });
   let stopped = false;
   const counts = { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 };

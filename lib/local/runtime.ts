@@ -222,8 +222,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
     // Before any handler module builds its clients.
-    const { sdkClientDefaults } = await import('#shared/aws-clients');
+    const { sdkClientDefaults, sqsClientDefaults } = await import('#shared/aws-clients');
     sdkClientDefaults.signer = keyNamingSigner(credentials.accessKeyId);
+    sqsClientDefaults.requestHandler = sqs.requestHandler;
     // Validate the settings now, so a bad one stops the start instead of the first request.
     await import('#shared/config');
     await useConnectionsTransport(options.connectionsTransport ?? transportKindFrom(settings), gateway, credentials);
@@ -240,7 +241,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const early = Array.isArray(chosen) ? chosen : [];
     const launch = async (selection: { only?: readonly string[]; except?: readonly string[] }) => {
       const picked = (id: string) => (!selection.only || selection.only.includes(id)) && !selection.except?.includes(id);
-      started.queues.push(startQueueConsumers({ sqsEndpoint: sqs.endpoint, queueUrls: sqs.queueUrls, handlers, ...selection }));
+      started.queues.push(
+        startQueueConsumers({
+          sqsEndpoint: sqs.endpoint,
+          requestHandler: sqs.requestHandler,
+          queueUrls: sqs.queueUrls,
+          handlers,
+          ...selection,
+        }),
+      );
       const streamed = streamConsumers.filter((consumer) => picked(consumer.id));
       if (streamed.length > 0) {
         started.streams.push(

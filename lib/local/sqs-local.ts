@@ -14,7 +14,26 @@ export interface SqsLocal {
   readonly queueUrls: Readonly<Record<string, string>>;
   /** The domain event topic the subscriber queues are subscribed to. */
   readonly eventTopicArn: string;
+  /**
+   * An SDK request handler that hands each SQS request to the stand-in in this process (Fastify's
+   * `inject`): the SDK's own work runs, the loopback HTTP round trip does not.
+   */
+  readonly requestHandler: InProcessRequestHandler;
   stop(): Promise<void>;
+}
+
+/** The part of the SDK's `HttpHandler` a client calls. */
+export interface InProcessRequestHandler {
+  handle(request: {
+    method: string;
+    path: string;
+    query?: Record<string, string | string[] | null>;
+    headers: Record<string, string>;
+    body?: unknown;
+  }): Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>;
+  updateHttpClientConfig(): void;
+  httpHandlerConfigs(): Record<string, never>;
+  destroy(): void;
 }
 
 export const LOCAL_REGION = 'us-east-1';
@@ -73,7 +92,29 @@ export async function startSqsLocal(): Promise<SqsLocal> {
         }),
       );
     }
-    return { endpoint, queueUrls, eventTopicArn: eventTopicArn as string, stop: () => app.close() };
+    const requestHandler: InProcessRequestHandler = {
+      async handle(request) {
+        const query = new URLSearchParams();
+        for (const [name, value] of Object.entries(request.query ?? {})) {
+          for (const item of [value ?? ''].flat()) query.append(name, item);
+        }
+        const search = query.size ? `?${query}` : '';
+        const answer = await app.inject({
+          method: request.method as 'POST',
+          url: `${request.path}${search}`,
+          headers: request.headers,
+          // A Uint8Array that is not a Buffer would be taken for an object and sent as JSON.
+          payload: request.body instanceof Uint8Array ? Buffer.from(request.body) : (request.body as string | undefined),
+        });
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = String(value);
+        return { response: { statusCode: answer.statusCode, headers, body: answer.rawPayload } };
+      },
+      updateHttpClientConfig() {},
+      httpHandlerConfigs: () => ({}),
+      destroy() {},
+    };
+    return { endpoint, queueUrls, eventTopicArn: eventTopicArn as string, requestHandler, stop: () => app.close() };
   } catch (error) {
     await app.close();
     throw error;
