@@ -13,25 +13,47 @@ export interface ConnectionsTransport {
   post(connectionId: string, data: Uint8Array): Promise<void>;
   delete(connectionId: string): Promise<void>;
   /**
-   * One frame to many connections, for a transport that needs no round trip per post (the local
-   * runtime's direct one); the SDK has none, so a fan-out posts one by one there.
+   * One frame to many connections, each still its own post under the same rules. The SDK posts
+   * them with bounded parallelism; the local runtime's direct transport in one loop.
    */
-  postMany?(connectionIds: readonly string[], data: Uint8Array): Promise<ManyPostOutcome>;
+  postMany(connectionIds: readonly string[], data: Uint8Array): Promise<ManyPostOutcome>;
 }
 
 export interface ManyPostOutcome {
   readonly sent: number;
-  /** Connections API Gateway no longer knows (410). */
+  /** Connections API Gateway no longer knows (410): the caller forgets them. */
   readonly gone: string[];
-  /** Posts refused for another reason (throttled, too large), each skipped. */
-  readonly failed: { readonly connectionId: string; readonly error: string }[];
+  /** Posts refused for another reason (throttled, too large, a network error), each skipped. */
+  readonly failed: { readonly connectionId: string; readonly error: unknown }[];
 }
+
+/** Posts to at most this many connections at once per fan-out through the SDK. */
+export const FAN_OUT_CONCURRENCY = 32;
 
 /** The management API through the SDK: what runs on AWS, and locally when a setting asks for it. */
 export function sdkTransport(client: ApiGatewayManagementApiClient): ConnectionsTransport {
+  const post = async (connectionId: string, data: Uint8Array) => {
+    await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
+  };
   return {
-    post: async (connectionId, data) => {
-      await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
+    post,
+    postMany: async (connectionIds, data) => {
+      const outcome = { sent: 0, gone: [] as string[], failed: [] as { connectionId: string; error: unknown }[] };
+      let next = 0;
+      const worker = async () => {
+        while (next < connectionIds.length) {
+          const connectionId = connectionIds[next++] as string;
+          try {
+            await post(connectionId, data);
+            outcome.sent++;
+          } catch (error) {
+            if (isGone(error)) outcome.gone.push(connectionId);
+            else outcome.failed.push({ connectionId, error });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(FAN_OUT_CONCURRENCY, connectionIds.length) }, worker));
+      return outcome;
     },
     delete: async (connectionId) => {
       await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
@@ -92,11 +114,9 @@ export async function postToConnection(connectionId: string, frame: unknown): Pr
   }
 }
 
-/** The transport's own many-post, when it has one (see {@link ConnectionsTransport.postMany}). */
-export function postManyOf(): ConnectionsTransport['postMany'] {
-  const current = connections();
-  return current.postMany?.bind(current);
-}
+/** Sends one frame to many connections (see {@link ConnectionsTransport.postMany}). */
+export const postToConnections = (connectionIds: readonly string[], data: Uint8Array): Promise<ManyPostOutcome> =>
+  connections().postMany(connectionIds, data);
 
 export async function closeConnection(connectionId: string): Promise<void> {
   try {
