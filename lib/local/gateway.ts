@@ -13,6 +13,7 @@ import {
   type ManagementRequest,
   type ManagementStats,
   managementApi,
+  payloadTooLarge,
   type SocketEntry,
 } from './management-api';
 import { LocalResponseStream } from './streaming';
@@ -309,7 +310,7 @@ export async function startGateway(options: {
     const body = await readBody(request);
     const answer =
       body === 'too_large'
-        ? { status: 413, errorType: 'PayloadTooLargeException', body: { message: 'Payload too large' } }
+        ? payloadTooLarge
         : await management.request({ method, path: url.pathname, authorization: request.headers.authorization, body });
     if (answer.body) sendJson(response, answer.status, answer.body, answer.errorType ? { 'x-amzn-errortype': answer.errorType } : {});
     else {

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { ConnectionsTransport } from '../../functions/shared/gateway';
+import type { InProcessRequest, InProcessResponse } from './in-process-handler';
 
 /** API Gateway's frame limit for WebSocket APIs. */
 export const MAX_FRAME_BYTES = 128 * 1024;
@@ -50,6 +51,8 @@ const refusedWith = (status: number, errorType: string, message: string): Manage
   body: { message },
 });
 const gone = refusedWith(410, 'GoneException', 'Gone');
+/** Past API Gateway's frame limit, or a body the gateway would not even read. */
+export const payloadTooLarge = refusedWith(413, 'PayloadTooLargeException', 'Payload too large');
 
 /**
  * Why a request is refused, or `undefined` when its SigV4 `Authorization` header names the
@@ -107,7 +110,7 @@ export function managementApi(sockets: ReadonlyMap<string, SocketEntry>, accessK
     }
     switch (call.action) {
       case 'post':
-        if (call.data.byteLength > MAX_FRAME_BYTES) return refusedWith(413, 'PayloadTooLargeException', 'Payload too large');
+        if (call.data.byteLength > MAX_FRAME_BYTES) return payloadTooLarge;
         entry.socket.send(call.data, { binary: false });
         return { status: 200 };
       case 'delete':
@@ -189,28 +192,16 @@ export function faultsFromSettings(settings: Readonly<Record<string, string | un
   };
 }
 
-/**
- * An SDK request handler that answers the management API's requests in this process: the SDK's
- * own work (serialising, signing, parsing answers and errors) runs, the socket round trip does not.
- */
-export function inProcessRequestHandler(request: (incoming: ManagementRequest) => Promise<ManagementAnswer>) {
-  return {
-    async handle(sdkRequest: { method: string; path: string; headers: Record<string, string>; body?: unknown }) {
-      const body = sdkRequest.body;
-      const answer = await request({
-        method: sdkRequest.method,
-        path: sdkRequest.path,
-        authorization: sdkRequest.headers.authorization,
-        body: body instanceof Uint8Array ? body : Buffer.from(typeof body === 'string' ? body : ''),
-      });
-      const headers: Record<string, string> = answer.errorType ? { 'x-amzn-errortype': answer.errorType } : {};
-      if (answer.body) headers['content-type'] = 'application/json';
-      return {
-        response: { statusCode: answer.status, headers, body: answer.body ? Buffer.from(JSON.stringify(answer.body)) : new Uint8Array() },
-      };
-    },
-    updateHttpClientConfig() {},
-    httpHandlerConfigs: () => ({}),
-    destroy() {},
+/** The management API's `request`, for an SDK client in this process (see `inProcessRequestHandler`). */
+export function managementResponder(request: (incoming: ManagementRequest) => Promise<ManagementAnswer>) {
+  return async ({ method, path, headers, body }: InProcessRequest): Promise<InProcessResponse> => {
+    const answer = await request({ method, path, authorization: headers.authorization, body });
+    const responseHeaders: Record<string, string> = answer.errorType ? { 'x-amzn-errortype': answer.errorType } : {};
+    if (answer.body) responseHeaders['content-type'] = 'application/json';
+    return {
+      statusCode: answer.status,
+      headers: responseHeaders,
+      body: answer.body ? Buffer.from(JSON.stringify(answer.body)) : new Uint8Array(),
+    };
   };
 }

@@ -2,7 +2,8 @@ import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SQSClie
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { eventSubscribers, queueConsumers } from '../routes/index';
 import type { HandlerHost } from './handlers';
-import { type InProcessRequestHandler, LOCAL_REGION } from './sqs-local';
+import type { InProcessRequestHandler } from './in-process-handler';
+import { LOCAL_REGION } from './sqs-local';
 
 function toRecord(message: Message, queueArn: string): SQSEvent['Records'][number] {
   const attributes = message.Attributes ?? {};

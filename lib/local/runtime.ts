@@ -8,7 +8,8 @@ import { functionEntries, streamConsumers } from '../routes/index';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
-import { faultsFromSettings, inProcessRequestHandler, type ManagementFaults, type ManagementStats } from './management-api';
+import { inProcessRequestHandler } from './in-process-handler';
+import { faultsFromSettings, type ManagementFaults, type ManagementStats, managementResponder } from './management-api';
 import { type QueueConsumerStats, type QueueConsumers, startQueueConsumers } from './queue-consumers';
 import { startSecretsLocal } from './secrets-local';
 import { LOCAL_REGION, startSqsLocal } from './sqs-local';
@@ -333,7 +334,7 @@ async function useConnectionsTransport(
     endpoint: gateway.baseUrl,
     region: LOCAL_REGION,
     credentials,
-    requestHandler: inProcessRequestHandler(gateway.manageRequest),
+    requestHandler: inProcessRequestHandler(managementResponder(gateway.manageRequest)),
   });
   shared.useConnectionsTransport(shared.sdkTransport(client));
 }

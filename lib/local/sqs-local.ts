@@ -3,6 +3,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import { buildApp } from 'fauxqs';
 import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events';
 import { eventSubscribers, queues } from '../routes/index';
+import { type InProcessRequestHandler, inProcessRequestHandler } from './in-process-handler';
 
 export interface SqsLocal {
   /** The SQS and SNS endpoint (fauxqs serves both). */
@@ -20,20 +21,6 @@ export interface SqsLocal {
    */
   readonly requestHandler: InProcessRequestHandler;
   stop(): Promise<void>;
-}
-
-/** The part of the SDK's `HttpHandler` a client calls. */
-export interface InProcessRequestHandler {
-  handle(request: {
-    method: string;
-    path: string;
-    query?: Record<string, string | string[] | null>;
-    headers: Record<string, string>;
-    body?: unknown;
-  }): Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>;
-  updateHttpClientConfig(): void;
-  httpHandlerConfigs(): Record<string, never>;
-  destroy(): void;
 }
 
 export const LOCAL_REGION = 'us-east-1';
@@ -92,28 +79,17 @@ export async function startSqsLocal(): Promise<SqsLocal> {
         }),
       );
     }
-    const requestHandler: InProcessRequestHandler = {
-      async handle(request) {
-        const query = new URLSearchParams();
-        for (const [name, value] of Object.entries(request.query ?? {})) {
-          for (const item of [value ?? ''].flat()) query.append(name, item);
-        }
-        const search = query.size ? `?${query}` : '';
-        const answer = await app.inject({
-          method: request.method as 'POST',
-          url: `${request.path}${search}`,
-          headers: request.headers,
-          // A Uint8Array that is not a Buffer would be taken for an object and sent as JSON.
-          payload: request.body instanceof Uint8Array ? Buffer.from(request.body) : (request.body as string | undefined),
-        });
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = String(value);
-        return { response: { statusCode: answer.statusCode, headers, body: answer.rawPayload } };
-      },
-      updateHttpClientConfig() {},
-      httpHandlerConfigs: () => ({}),
-      destroy() {},
-    };
+    const requestHandler = inProcessRequestHandler(async (request) => {
+      const answer = await app.inject({
+        method: request.method as 'POST',
+        url: `${request.path}${request.search}`,
+        headers: request.headers,
+        payload: request.body,
+      });
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = String(value);
+      return { statusCode: answer.statusCode, headers, body: answer.rawPayload };
+    });
     return { endpoint, queueUrls, eventTopicArn: eventTopicArn as string, requestHandler, stop: () => app.close() };
   } catch (error) {
     await app.close();

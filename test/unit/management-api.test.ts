@@ -1,7 +1,8 @@
 import { ApiGatewayManagementApiClient, GetConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
-import { inProcessRequestHandler, MAX_FRAME_BYTES, managementApi, type SocketEntry } from '../../lib/local/management-api';
+import { inProcessRequestHandler } from '../../lib/local/in-process-handler';
+import { MAX_FRAME_BYTES, managementApi, managementResponder, type SocketEntry } from '../../lib/local/management-api';
 
 /**
  * The local `@connections` API: API Gateway's rules (410 unknown connection, 413 past 128 KB), its
@@ -33,7 +34,7 @@ function setUp(faults = {}) {
       region: 'us-east-1',
       credentials: { accessKeyId, secretAccessKey: 'secret' },
       maxAttempts: 1,
-      requestHandler: inProcessRequestHandler(api.request),
+      requestHandler: inProcessRequestHandler(managementResponder(api.request)),
     });
   return { api, open, client };
 }
