@@ -23,17 +23,17 @@ const esmRequireBanner =
   "import { createRequire as __chatCreateRequire } from 'node:module'; const require = __chatCreateRequire(import.meta.url);";
 
 /**
- * How every {@link ChatFunction} is built and started: the `bundling` props it gives NodejsFunction
- * (esbuild, run locally; `aliases` reach it as `esbuildArgs`) and the `NODE_OPTIONS` it sets. Exported so that the bundle-size test and
- * the benchmark build exactly what `cdk deploy` ships.
- */
-/**
  * Packages replaced in the bundles (esbuild `alias`, paths from the repository root): Lambda's
  * credentials are in the environment, so the SDK's default credential chain shrinks to that link
  * (`functions/shared/lambda-credentials.ts`), about 115 KB off every bundle.
  */
 const bundleAliases = { '@aws-sdk/credential-provider-node': './functions/shared/lambda-credentials.ts' };
 
+/**
+ * How every {@link ChatFunction} is built and started: the `bundling` props it gives NodejsFunction
+ * (esbuild, run locally; `aliases` reach it as `esbuildArgs`) and the `NODE_OPTIONS` it sets.
+ * Exported so that the bundle-size test and the benchmark build exactly what `cdk deploy` ships.
+ */
 export const chatFunctionBuild = {
   aliases: bundleAliases,
   bundling: {
