@@ -11,7 +11,7 @@ import { areas, functionEntries, httpRoutes } from '../lib/routes/index';
 import { DEFAULT_PING_INTERVAL_MS } from '../sdk/settings';
 import { projectedAreas, synthesizeStacks } from '../test/support/area-projection';
 import { type Bench, fmt, GOALS } from './harness';
-import { launch, PRICES, repoRoot, round, sum } from './util';
+import { idleConnectionHour, launch, repoRoot, round, sum } from './util';
 
 const PROJECTED_ROUTES = 150;
 
@@ -31,14 +31,12 @@ function keepAlives(stacks: readonly { template: { Resources: Record<string, Res
   const target = JSON.stringify(pingRoute?.Properties?.Target ?? '');
   const integration = resources.find(([id, r]) => r.Type === 'AWS::ApiGatewayV2::Integration' && target.includes(`"${id}"`))?.[1];
   const answeredByApiGateway = selection === '$request.body.type' && integration?.Properties?.IntegrationType === 'MOCK';
-  const pingsPerHour = 3_600_000 / DEFAULT_PING_INTERVAL_MS;
+  const { pingsPerHour } = idleConnectionHour(0);
   return {
     routeSelectionExpression: selection,
     pingIntegration: String(integration?.Properties?.IntegrationType ?? '$default (Lambda)'),
     pingsPerHour,
     idleInvocationsPerHour: answeredByApiGateway ? 0 : pingsPerHour,
-    /** The inbound ping and its pong. */
-    messagesPerHour: 2 * pingsPerHour,
   };
 }
 
@@ -144,8 +142,6 @@ ${keepAliveText(result.apps.find((app) => app.id === 'today')?.keepAlives)}`;
 
 function keepAliveText(k: ReturnType<typeof keepAlives> | undefined): string {
   if (!k) return '_Not measured._';
-  const messages = (k.messagesPerHour * PRICES.apiGatewayWebSocketPerMillionMessages) / 1e6;
-  const invocations = (k.idleInvocationsPerHour * PRICES.lambdaPerMillionInvocations) / 1e6;
-  const minutes = (60 * PRICES.apiGatewayWebSocketPerMillionConnectionMinutes) / 1e6;
-  return `The SDK pings every ${fmt(DEFAULT_PING_INTERVAL_MS / 60_000, 0)} minutes (\`pingIntervalMs\`, half API Gateway's 10-minute idle timeout): ${fmt(k.pingsPerHour, 0)} pings an hour per connection. The WebSocket API selects routes on \`${k.routeSelectionExpression}\`, and the \`ping\` route's integration is ${k.pingIntegration}: **${fmt(k.idleInvocationsPerHour, 0)} Lambda invocations** per idle connection-hour (before this design: 120, every 30 s ping running \`$default\`, a DynamoDB read and a posted pong). An idle connection-hour costs ${fmt(k.messagesPerHour, 0)} WebSocket messages ($${messages.toPrecision(2)}) and 60 connection minutes ($${minutes.toPrecision(2)})${invocations ? ` and $${invocations.toPrecision(2)} of Lambda requests` : ''}: $${(messages + minutes + invocations).toPrecision(2)} in all.`;
+  const hour = idleConnectionHour(k.idleInvocationsPerHour);
+  return `The SDK pings every ${fmt(DEFAULT_PING_INTERVAL_MS / 60_000, 0)} minutes (\`pingIntervalMs\`, half API Gateway's 10-minute idle timeout): ${fmt(k.pingsPerHour, 0)} pings an hour per connection. The WebSocket API selects routes on \`${k.routeSelectionExpression}\`, and the \`ping\` route's integration is ${k.pingIntegration}: **${fmt(k.idleInvocationsPerHour, 0)} Lambda invocations** per idle connection-hour (before this design: 120, every 30 s ping running \`$default\`, a DynamoDB read and a posted pong). An idle connection-hour costs ${hour.lines.map(([name, dollars]) => `${name} $${dollars.toPrecision(2)}`).join(', ')}: $${hour.total.toPrecision(2)} in all.`;
 }

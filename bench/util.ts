@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_PING_INTERVAL_MS } from '../sdk/settings';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -329,3 +330,27 @@ export const PRICES = {
   lambdaPerGbSecondArm: 0.0000133334,
   snsPerMillionPublishes: 0.5,
 } as const;
+
+/**
+ * What one connection costs for an hour with nobody writing: API Gateway's 60 connection minutes,
+ * the SDK's keep-alives (each ping and its pong two messages, every `DEFAULT_PING_INTERVAL_MS`),
+ * and the Lambda requests the pings cause when no MOCK route answers them. In US dollars.
+ */
+export function idleConnectionHour(idleInvocationsPerHour: number) {
+  const pingsPerHour = 3_600_000 / DEFAULT_PING_INTERVAL_MS;
+  const lines: [string, number][] = [
+    ['connection minutes (60)', (60 * PRICES.apiGatewayWebSocketPerMillionConnectionMinutes) / 1e6],
+    [`keep-alives (${pingsPerHour} pings and pongs)`, (2 * pingsPerHour * PRICES.apiGatewayWebSocketPerMillionMessages) / 1e6],
+    ...(idleInvocationsPerHour
+      ? [
+          [`Lambda requests (${idleInvocationsPerHour})`, (idleInvocationsPerHour * PRICES.lambdaPerMillionInvocations) / 1e6] as [
+            string,
+            number,
+          ],
+        ]
+      : []),
+  ];
+  const total = lines.reduce((all, [, dollars]) => all + dollars, 0);
+  const largest = [...lines].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'n/a';
+  return { pingsPerHour, messagesPerHour: 2 * pingsPerHour, lines, total, largest };
+}

@@ -12,10 +12,9 @@
  * charged to the server under test.
  */
 import { defaultMemorySizeMb } from '../../lib/constructs/chat-function';
-import { DEFAULT_PING_INTERVAL_MS } from '../../sdk/settings';
 import { type Bench, type Context, fmt, type Goal, goalTable, loadAverage, table } from '../harness';
 import { recording } from '../instrument';
-import { childPid, createProject, ownCpuMs, PRICES, processCpuMs, round, sum, uniqueId, versionOf } from '../util';
+import { childPid, createProject, idleConnectionHour, ownCpuMs, PRICES, processCpuMs, round, uniqueId, versionOf } from '../util';
 import { COST_WARMUP, type CostRow, measureCost, waitForSilence } from './cost';
 import {
   CONNECT,
@@ -395,7 +394,8 @@ function costSection(result: Realtime): string {
     ];
   });
   const priceHeader = Object.keys(result.cost.rows[0]?.pricePerMillion ?? { DynamoDB: 0, 'SQS + SNS': 0, 'API Gateway': 0, Lambda: 0 });
-  const hour = memberHour();
+  // Pings are answered by API Gateway itself (the synth section reads the MOCK route from the template).
+  const hour = idleConnectionHour(0);
   return `### AWS work per frame (service)
 
 Frames are sent one at a time after ${COST_WARMUP} warm-up frames, each waited for until every receiver has it (and, for a message, the sender its \`ack\`); the counts are divided by the number of frames. DynamoDB requests and capacity units are counted by SDK middleware on the handlers' own client (\`bench/instrument.ts\`, as in section 1; "median" is per frame, the rest are means); SQS requests are the handlers' (realtime jobs) plus the local queue consumers' non-empty receives and batch deletes (the long polls that come back empty are a fixed cost of an SQS event source, not a per-frame one, and are left out); SNS publishes are the event publisher's (a message's domain events, from the table stream); Lambda invocations are every handler run the frame caused (\`$default\`, the stream's event publisher, queue consumers), with their summed wall time here as GB-ms at ChatFunction's ${defaultMemorySizeMb} MB; \`PostToConnection\` calls are the local gateway's count of management API posts (\`runtime.gateway.managementStats()\`), the ack to the sender included.${result.cost.error ? `\n\n**Not complete:** ${result.cost.error}` : ''}
@@ -410,22 +410,6 @@ ${prices.length ? table(['Frame', 'N', ...priceHeader, 'Total per million frames
 
 Per connected member-hour, idle: ${hour.lines.map(([name, dollars]) => `${name} $${dollars.toPrecision(2)}`).join(', ')}; **$${hour.total.toPrecision(2)}** in all, of which ${hour.largest} is the largest. A connected member costs this whether or not anyone writes; a message then adds its share of the table above.
 `;
-}
-
-/**
- * What one member connected for an hour costs with nobody writing: API Gateway's connection
- * minutes, and the SDK's keep-alives, which API Gateway answers itself (a MOCK route, see the
- * synth section), so each is two messages and no Lambda invocation.
- */
-function memberHour() {
-  const pings = 3_600_000 / DEFAULT_PING_INTERVAL_MS;
-  const lines: [string, number][] = [
-    ['connection minutes (60)', (60 * PRICES.apiGatewayWebSocketPerMillionConnectionMinutes) / 1e6],
-    [`keep-alives (${fmt(pings, 0)} pings and pongs)`, (2 * pings * PRICES.apiGatewayWebSocketPerMillionMessages) / 1e6],
-  ];
-  const total = sum(lines.map(([, dollars]) => dollars));
-  const largest = [...lines].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'n/a';
-  return { lines, total, largest };
 }
 
 function section(result: Realtime): string {
