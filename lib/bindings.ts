@@ -39,7 +39,18 @@ export const secretDefinitions = {
     // Without it the stored webhook secrets cannot be opened: it lives as long as the table.
     retain: true,
   },
+  'fcm-legacy-key': {
+    setting: 'FCM_SERVER_KEY',
+    summary: "Global FCM legacy server key, tried before a project's own keys; the operator puts it (it holds `unset` until then)",
+    // A provider's key cannot be generated: the secret starts as the placeholder and the operator
+    // puts the real key with `aws secretsmanager put-secret-value`.
+    generate: undefined,
+    retain: false,
+  },
 } as const;
+
+/** What an operator-provided secret holds until the operator puts the real value: read as "not set". */
+export const UNSET_SECRET_PLACEHOLDER = 'unset';
 export type SecretId = keyof typeof secretDefinitions;
 
 /**

@@ -1,4 +1,5 @@
 import * as z from '#shared/schema';
+import { isVapidSubject } from '#shared/urls';
 
 const positiveInt = (fallback: number) => z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
 
@@ -69,6 +70,27 @@ const configSchema = z.object({
    * abandoned stream runs (and polls) until this ends.
    */
   SSE_MAX_DURATION_SECONDS: positiveInt(120),
+  /**
+   * The VAPID `sub` claim of every web push: a contact for push services. Must begin with `mailto:`
+   * or `https://` (RFC 8292); anything else stops the cold start naming this setting.
+   */
+  VAPID_SUBJECT: z._default(
+    z.string().check(z.refine(isVapidSubject, 'must be a mailto: or https:// URL')),
+    'mailto:push-operator@example.com',
+  ),
+  /** The push configuration environment (`PUT /push/config`) this deployment sends with. */
+  PUSH_ENVIRONMENT: z._default(z.string().check(z.regex(/^[A-Za-z0-9_.-]{1,64}$/)), 'production'),
+  /** Recipients of one message up to which the push dispatcher sends itself; more go out as queued batches. */
+  PUSH_INLINE_RECIPIENTS: positiveInt(50),
+  /** Targets per queued push batch (one SQS message, one sender invocation). */
+  PUSH_BATCH_SIZE: positiveInt(50),
+  /** Characters of message content in a push preview. */
+  PUSH_PREVIEW_LENGTH: positiveInt(120),
+  /**
+   * Extra PEM certificate(s) trusted for APNs connections, beside the system's: for a local APNs
+   * stand-in with a self-signed certificate. Unset on AWS.
+   */
+  APNS_EXTRA_CA_PEM: z.optional(z.string()),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -169,25 +169,30 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * checked again at every connection (`createGuardedLookup`).
  * @throws BadRequestError `webhook_url_not_https`, `webhook_url_private`, or `validation_failed`
  */
-export function assertAllowedTargetUrl(value: string, field = 'body.url', options: GuardOptions = {}): URL {
+export function assertAllowedTargetUrl(
+  value: string,
+  field = 'body.url',
+  options: GuardOptions = {},
+  naming: { readonly what: string; readonly code: string } = { what: 'Webhook URLs', code: 'webhook_url' },
+): URL {
   const url = parseClientUrl(value);
-  if (!url) throw new BadRequestError('url is not a valid URL', [{ field, message: 'must be an absolute https URL' }]);
+  if (!url) throw new BadRequestError(`${naming.what} must be valid absolute URLs`, [{ field, message: 'must be an absolute https URL' }]);
   const allowPrivate = allowsPrivate(options);
   const httpToLoopback = url.protocol === 'http:' && allowPrivate && LOOPBACK_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !httpToLoopback) {
     throw new BadRequestError(
-      'Webhook URLs must use https',
+      `${naming.what} must use https`,
       [{ field, message: 'must use https (http only to loopback in local mode)' }],
-      'webhook_url_not_https',
+      `${naming.code}_not_https`,
     );
   }
   if (url.username || url.password)
-    throw new BadRequestError('Webhook URLs may not carry credentials', [{ field, message: 'no user:password@' }]);
+    throw new BadRequestError(`${naming.what} may not carry credentials`, [{ field, message: 'no user:password@' }]);
   if (isRefusedTarget(url, { allowPrivate })) {
     throw new BadRequestError(
-      'Webhook URLs may not target private, loopback or link-local addresses',
+      `${naming.what} may not target private, loopback or link-local addresses`,
       [{ field, message: 'private address' }],
-      'webhook_url_private',
+      `${naming.code}_private`,
     );
   }
   return url;

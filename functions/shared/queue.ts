@@ -19,6 +19,14 @@ export async function sendRealtimeJobs(jobs: readonly { readonly kind: string }[
   );
 }
 
+/** Sends batches of push deliveries (`functions/domain/push/send.ts`) to the push senders. */
+export async function sendPushBatches(batches: readonly object[]): Promise<void> {
+  await sendBatches(
+    bound('queue:PushSend'),
+    batches.map((body) => ({ body, attributes: {} })),
+  );
+}
+
 /** SQS caps a batch at 10 entries and 256 KiB in total; a little headroom for attributes. */
 const SQS_BATCH_BYTES = 240 * 1024;
 

@@ -15,6 +15,7 @@ export const secretFormats = {
         'must be 32 bytes given as 64 hex characters or 43 base64 characters',
       ),
     ),
+  'fcm-legacy-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
 } as const satisfies Record<SecretId, z.ZodMiniType<string>>;
 
 /** Throws, naming the secret, unless `value` has the secret's format. */

@@ -1,5 +1,5 @@
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { SecretId } from '#lib/bindings';
+import { type SecretId, UNSET_SECRET_PLACEHOLDER } from '#lib/bindings';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { boundIfSet } from '#shared/bindings';
 import { TtlCache } from '#shared/cache';
@@ -25,7 +25,8 @@ export async function secretValue(secretId: SecretId): Promise<string | undefine
     client ??= new SecretsManagerClient({ maxAttempts: 3, ...sdkClientDefaults });
     try {
       const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-      value = SecretString === undefined ? undefined : checkSecretFormat(secretId, SecretString);
+      value =
+        SecretString === undefined || SecretString === UNSET_SECRET_PLACEHOLDER ? undefined : checkSecretFormat(secretId, SecretString);
     } catch (error) {
       if (!(error instanceof ResourceNotFoundException)) throw error;
     }

@@ -22,3 +22,10 @@ export function parseHttpUrl(value: string): URL | undefined {
   const url = parseClientUrl(value);
   return url?.protocol === 'http:' || url?.protocol === 'https:' ? url : undefined;
 }
+
+/** True for a VAPID `sub` the push services accept: a `mailto:` address or an `https:` URL. */
+export function isVapidSubject(value: string): boolean {
+  const prefix = ['mailto:', 'https://'].find((candidate) => value.startsWith(candidate));
+  // `web-push` parses the subject as a URL before signing; refusing it in the settings keeps that failure at start.
+  return prefix !== undefined && value.length > prefix.length && URL.canParse(value);
+}

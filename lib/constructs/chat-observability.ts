@@ -386,6 +386,32 @@ export class ChatObservability extends Construct {
         ...wide,
       }),
     );
+    const pushCount = (metricName: string, label: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: props.serviceName ?? defaultServiceName },
+        statistic: 'Sum',
+        period: fiveMinutes,
+        label,
+      });
+    const pushSent = pushCount('push_sent', 'sent');
+    const pushDelivered = pushCount('push_delivered', 'delivered (acknowledged)');
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Push notifications',
+        left: [pushSent, pushCount('push_failed', 'failed'), pushCount('push_target_removed', 'dead targets removed'), pushDelivered],
+        right: [
+          new MathExpression({
+            expression: 'IF(sent > 0, 100 * delivered / sent, 0)',
+            usingMetrics: { sent: pushSent, delivered: pushDelivered },
+            label: 'delivery rate %',
+            period: fiveMinutes,
+          }),
+        ],
+        ...wide,
+      }),
+    );
     for (const area of props.areas) {
       const functions = [...area.functions];
       dashboard.addWidgets(new TextWidget({ markdown: `## ${area.id}`, width: 24, height: 1 }));

@@ -1,7 +1,7 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, SecretValue, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { type SecretId, secretDefinitions } from '../bindings.ts';
+import { type SecretId, secretDefinitions, UNSET_SECRET_PLACEHOLDER } from '../bindings.ts';
 
 /** Properties of {@link ChatSecrets}. */
 export interface ChatSecretsProps {
@@ -31,27 +31,35 @@ export class ChatSecrets extends Construct {
     super(scope, id);
     const all = new Map<SecretId, Secret>();
     for (const [secretId, definition] of Object.entries(secretDefinitions) as [SecretId, (typeof secretDefinitions)[SecretId]][]) {
+      const generate = definition.generate;
       const secret = new Secret(this, pascalCase(secretId), {
         description: `chat-${props.stage}: ${definition.summary}`,
-        generateSecretString: {
-          passwordLength: definition.generate.length,
-          excludePunctuation: true,
-          includeSpace: false,
-          // Uniformly random characters; requiring "each type" would skew them slightly.
-          requireEachIncludedType: false,
-          // Digits plus a-f for keys given as hex.
-          ...(definition.generate.hexOnly ? { excludeUppercase: true, excludeCharacters: nonHexLowercase } : {}),
-        },
+        ...(generate
+          ? {
+              generateSecretString: {
+                passwordLength: generate.length,
+                excludePunctuation: true,
+                includeSpace: false,
+                // Uniformly random characters; requiring "each type" would skew them slightly.
+                requireEachIncludedType: false,
+                // Digits plus a-f for keys given as hex.
+                ...(generate.hexOnly ? { excludeUppercase: true, excludeCharacters: nonHexLowercase } : {}),
+              },
+            }
+          : // A placeholder, not a secret: the operator replaces it with the provider's key.
+            { secretStringValue: SecretValue.unsafePlainText(UNSET_SECRET_PLACEHOLDER) }),
         removalPolicy: definition.retain ? RemovalPolicy.RETAIN : props.removalPolicy,
       });
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          secretId === 'webhook-key'
-            ? 'A data-encryption key for webhook signing secrets stored in the table: rotating it would make every stored ' +
-              'secret undecryptable, as the handlers keep no key history. Replacing it is a planned re-encryption.'
-            : 'The operator key is shared with people, not services: it is replaced by hand (put-secret-value), and ' +
-              'functions pick the new value up within their secret cache time (SECRETS_CACHE_TTL_MS).',
+          secretId === 'fcm-legacy-key'
+            ? "A provider's key: it is rotated in the provider's console, then put here by hand."
+            : secretId === 'webhook-key'
+              ? 'A data-encryption key for webhook signing secrets stored in the table: rotating it would make every stored ' +
+                'secret undecryptable, as the handlers keep no key history. Replacing it is a planned re-encryption.'
+              : 'The operator key is shared with people, not services: it is replaced by hand (put-secret-value), and ' +
+                'functions pick the new value up within their secret cache time (SECRETS_CACHE_TTL_MS).',
       });
       all.set(secretId, secret);
     }

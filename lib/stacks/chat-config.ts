@@ -1,5 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { isVapidSubject } from '../../functions/shared/urls.ts';
 import { outboundHosts } from '../bindings.ts';
 
 /** Settings of one deployment of the service; every field has a default. */
@@ -14,6 +15,10 @@ export interface ChatConfig {
    * @default 120
    */
   readonly rateLimitMessagesPerMinute: number;
+  /** `VAPID_SUBJECT` for every function: the contact push services see in each web push. */
+  readonly vapidSubject: string;
+  /** `PUSH_ENVIRONMENT`: which push configuration (`PUT /push/config`) the deployment sends with. */
+  readonly pushEnvironment: string;
   /**
    * Concurrent executions reserved for, and capping, each streaming route (SSE). Every open stream
    * holds an execution for up to `SSE_MAX_DURATION_SECONDS`; the cap keeps a crowd of streams from
@@ -88,6 +93,8 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   const config: ChatConfig = {
     stage,
     rateLimitMessagesPerMinute: 120,
+    vapidSubject: 'mailto:push-operator@example.com',
+    pushEnvironment: 'production',
     streamConcurrency: 100,
     providerUrls: {},
     logLevel: 'INFO',
@@ -104,6 +111,12 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   }
   if (!Number.isInteger(config.rateLimitMessagesPerMinute) || config.rateLimitMessagesPerMinute <= 0) {
     throw new Error(`rateLimitMessagesPerMinute must be a positive integer, got ${config.rateLimitMessagesPerMinute}`);
+  }
+  if (!isVapidSubject(config.vapidSubject)) {
+    throw new Error(`vapidSubject must begin with mailto: or https://, got "${config.vapidSubject}"`);
+  }
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(config.pushEnvironment)) {
+    throw new Error(`pushEnvironment must be 1-64 letters, digits or _ . -, got "${config.pushEnvironment}"`);
   }
   if (!Number.isInteger(config.streamConcurrency) || config.streamConcurrency < 1) {
     throw new Error(`streamConcurrency must be a positive integer, got ${config.streamConcurrency}`);
@@ -139,6 +152,8 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
   return withoutUndefined({
     stage: text('stage'),
     rateLimitMessagesPerMinute: number('rateLimitMessagesPerMinute'),
+    vapidSubject: text('vapidSubject'),
+    pushEnvironment: text('pushEnvironment'),
     streamConcurrency: number('streamConcurrency'),
     providerUrls: Object.fromEntries(
       Object.values(outboundHosts).flatMap((host) => {
@@ -165,6 +180,8 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
 export function sharedEnvironment(config: ChatConfig): Record<string, string> {
   return {
     RATE_LIMIT_MESSAGES_PER_MINUTE: String(config.rateLimitMessagesPerMinute),
+    VAPID_SUBJECT: config.vapidSubject,
+    PUSH_ENVIRONMENT: config.pushEnvironment,
     LOG_LEVEL: config.logLevel,
   };
 }

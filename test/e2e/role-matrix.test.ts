@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, ROLES, type Role } from '../../lib/routes/index';
 import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { fcmToken, newSubscription, seedPushRecord } from '../support/push/fixtures';
 import { get } from '../support/raw-table';
 import { openSse } from '../support/sse';
 
 /**
  * Who may do what: every project role and the API key against every route with a `minRole`
- * (from the wiring table), every route with room-level rules (room owner, moderator, member, guest)
- * and every route with user-level rules (the user themself, a project admin or the API key).
+ * (from the wiring table), every route with room-level rules (room owner, moderator, member, guest),
+ * every route with user-level rules (the user themself, a project admin or the API key) and every
+ * push route on the caller's own targets (any user JWT, never the API key).
  */
 
 type Auth = Pick<ApiOptions, 'token' | 'apiKey'>;
@@ -57,6 +59,8 @@ const newWebhookByKey = async () => {
 };
 /** A well-formed delivery id that exists nowhere (the shared runtime runs no queue consumers, so it makes no deliveries). */
 const unknownDeliveryId = () => `whd_${randomBytes(16).toString('hex')}`;
+const pushEnvironments = async () =>
+  ((await api('/push/config', { apiKey: project.apiKey })).body.configs as any[]).map((config) => config.environment);
 
 describe('routes with a minimum project role', () => {
   interface MinRoleCase {
@@ -192,6 +196,30 @@ describe('routes with a minimum project role', () => {
           check: async (allowed) => {
             const read = await api('/admin/feature-flags', { apiKey: project.apiKey });
             expect(read.body.overrides).toEqual({ embed_widget: !allowed });
+          },
+        };
+      },
+    },
+    PutPushConfig: {
+      minRole: 'admin',
+      success: 201,
+      async act(auth) {
+        const environment = uniqueId('env');
+        const response = await api('/push/config', { ...auth, method: 'PUT', body: { environment, webPushEnabled: false } });
+        return { ...response, check: async (allowed) => expect((await pushEnvironments()).includes(environment)).toBe(allowed) };
+      },
+    },
+    GetPushConfig: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        const before = (await api('/push/config', { apiKey: project.apiKey })).body;
+        const response = await api('/push/config', auth);
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(response.body).toEqual({ configs: expect.any(Array) });
+            expect((await api('/push/config', { apiKey: project.apiKey })).body).toEqual(before);
           },
         };
       },
@@ -506,6 +534,152 @@ describe('routes with user-level rules: the user themself, a project admin or th
       // Assess
       if (allowed) expect({ status: response.status, error: response.body?.error }).toEqual({ status: rule.success, error: undefined });
       else expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 403, code: 'forbidden' });
+      await response.check?.(allowed);
+    });
+  });
+});
+
+describe("push routes on the caller's own targets: every role with a user JWT, never the API key", () => {
+  type Caller = keyof typeof users | 'apiKey';
+  /** Whose targets a case prepares: the caller's own; for the API key (no user), the `member` user's, which must stay untouched. */
+  const ownerOf = (caller: Caller) => {
+    const user = caller === 'apiKey' ? 'member' : caller;
+    return { userId: users[user], token: tokens[user] };
+  };
+  const authOf = (caller: Caller): Auth => (caller === 'apiKey' ? { apiKey: project.apiKey } : { token: tokens[caller] });
+  const deviceIds = async (token: string) => ((await api('/push/devices', { token })).body.devices as any[]).map((d) => d.id);
+  const subscriptionIds = async (token: string) =>
+    ((await api('/push/web/subscriptions', { token })).body.subscriptions as any[]).map((s) => s.id);
+  const registered = async (token: string) =>
+    (await api('/push/devices', { token, body: { platform: 'fcm', token: fcmToken() } })).body.id as string;
+  const subscribed = async (token: string) => (await api('/push/web/subscribe', { token, body: newSubscription() })).body.id as string;
+  /** A push sent to the user, written as the sender writes one (the shared runtime may not reach a sender in a test). */
+  async function seedPush(userId: string) {
+    const { pushId, key } = await seedPushRecord(project.projectId, userId);
+    return { pushId, status: async () => (await get(key.pk, key.sk))?.status };
+  }
+
+  interface OwnRule {
+    readonly route: string;
+    readonly success: number;
+    act(auth: Auth, owner: { userId: string; token: string }): Promise<ApiResponse & { check?: (allowed: boolean) => Promise<void> }>;
+  }
+
+  const rules: OwnRule[] = [
+    {
+      route: 'RegisterPushDevice',
+      success: 201,
+      async act(auth, owner) {
+        const response = await api('/push/devices', { ...auth, body: { platform: 'fcm', token: fcmToken() } });
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(await deviceIds(owner.token)).toContain(response.body.id);
+          },
+        };
+      },
+    },
+    {
+      route: 'ListPushDevices',
+      success: 200,
+      async act(auth, owner) {
+        const deviceId = await registered(owner.token);
+        const response = await api('/push/devices', auth);
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(response.body.devices.map((d: any) => d.id)).toContain(deviceId);
+          },
+        };
+      },
+    },
+    {
+      route: 'DeletePushDevice',
+      success: 204,
+      async act(auth, owner) {
+        const deviceId = await registered(owner.token);
+        const response = await api(`/push/devices/${deviceId}`, { ...auth, method: 'DELETE' });
+        return { ...response, check: async (allowed) => expect((await deviceIds(owner.token)).includes(deviceId)).toBe(!allowed) };
+      },
+    },
+    {
+      route: 'SubscribeWebPush',
+      success: 201,
+      async act(auth, owner) {
+        const response = await api('/push/web/subscribe', { ...auth, body: newSubscription() });
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(await subscriptionIds(owner.token)).toContain(response.body.id);
+          },
+        };
+      },
+    },
+    {
+      route: 'UnsubscribeWebPush',
+      success: 204,
+      async act(auth, owner) {
+        const subscriptionId = await subscribed(owner.token);
+        const response = await api(`/push/web/subscribe/${subscriptionId}`, { ...auth, method: 'DELETE' });
+        return {
+          ...response,
+          check: async (allowed) => expect((await subscriptionIds(owner.token)).includes(subscriptionId)).toBe(!allowed),
+        };
+      },
+    },
+    {
+      route: 'ListWebPushSubscriptions',
+      success: 200,
+      async act(auth, owner) {
+        const subscriptionId = await subscribed(owner.token);
+        const response = await api('/push/web/subscriptions', auth);
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(response.body.subscriptions.map((s: any) => s.id)).toContain(subscriptionId);
+          },
+        };
+      },
+    },
+    {
+      route: 'AcknowledgePushDelivery',
+      success: 200,
+      async act(auth, owner) {
+        const push = await seedPush(owner.userId);
+        const response = await api('/push/delivery-ack', { ...auth, body: { pushId: push.pushId } });
+        return { ...response, check: async (allowed) => expect(await push.status()).toBe(allowed ? 'delivered' : 'sent') };
+      },
+    },
+  ];
+
+  const callers: { caller: Caller; allowed: boolean }[] = [
+    { caller: 'guest', allowed: true },
+    { caller: 'member', allowed: true },
+    { caller: 'roomOwner', allowed: true },
+    { caller: 'moderator', allowed: true },
+    { caller: 'admin', allowed: true },
+    { caller: 'owner', allowed: true },
+    { caller: 'apiKey', allowed: false },
+  ];
+
+  it('has a rule for every push route that takes a user JWT only', () => {
+    // Assess
+    expect(rules.map((rule) => rule.route).sort()).toEqual(
+      httpRoutes
+        .filter((route) => route.path.startsWith('/push/') && route.auth === 'user')
+        .map((route) => route.id)
+        .sort(),
+    );
+  });
+
+  describe.each(rules)('$route', (rule) => {
+    it.each(callers)('as $caller (allowed: $allowed)', async ({ caller, allowed }) => {
+      // Act
+      const response = await rule.act(authOf(caller), ownerOf(caller));
+
+      // Assess
+      if (allowed) expect({ status: response.status, error: response.body?.error }).toEqual({ status: rule.success, error: undefined });
+      else expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 401, code: 'missing_credentials' });
       await response.check?.(allowed);
     });
   });

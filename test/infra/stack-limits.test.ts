@@ -35,7 +35,7 @@ describe(`the projection of ${projectedRoutes} routes`, () => {
     expect(projection.map((area) => area.id)).toEqual(futureAreas.map((area) => area.id));
     expect(projection.map((area) => area.httpRoutes?.length)).toEqual([19, 19, 19, 19, 19, 19, 18, 18]);
     expect(projection.flatMap((area) => area.eventSubscribers ?? []).map((subscriber) => subscriber.id)).toEqual([
-      'PushSender',
+      'PushTopicSender',
       'RoomSummarizer',
       'NotificationFanout',
       'DigestBuilder',

@@ -18,10 +18,10 @@ import { functionEntries, queues, stateMachines } from '../../lib/routes/index';
 
 const standIns: LocalStandIns = {
   tableName: 'chat',
-  queueUrls: { Realtime: 'http://127.0.0.1:1/000000000000/chat-realtime' },
+  queueUrls: Object.fromEntries(queues.map((queue) => [queue.id, `http://127.0.0.1:1/000000000000/chat-${queue.id}`])),
   eventTopicArn: 'arn:aws:sns:us-east-1:000000000000:chat-events',
   stateMachineArns: { WebhookRetry: 'arn:aws:states:us-east-1:000000000000:stateMachine:chat-WebhookRetry' },
-  secretArns: { 'operator-key': 'arn:operator', 'webhook-key': 'arn:webhook' },
+  secretArns: Object.fromEntries(Object.keys(secretDefinitions).map((secretId) => [secretId, `arn:${secretId}`])),
   connectionsEndpoint: 'http://127.0.0.1:8787',
   settings: { AI_BASE_URL: 'http://127.0.0.1:9/v1' },
 };

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { joinRosters, leaveRoster } from '#domain/push/targets';
 import { disconnectFromRoom } from '#domain/realtime/disconnect';
 import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
@@ -102,6 +103,7 @@ async function addMembership(projectId: string, roomId: string, userId: string, 
   const item = membershipItemFor(projectId, roomId, userId, role, new Date().toISOString());
   try {
     await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await joinRosters(projectId, roomId, [userId]);
     return item;
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
@@ -176,6 +178,7 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
       membershipItemFor(projectId, roomId, userId, userId === creator && input.type !== 'dm' ? 'owner' : 'member', now),
     ),
   );
+  await joinRosters(projectId, roomId, members);
   return { room: toRoom(item), created: true };
 }
 
@@ -304,6 +307,7 @@ export async function addMember(principal: Principal, roomId: string, input: { u
         }),
       );
       forgetRoom(principal.projectId, roomId);
+      if (current === undefined) await joinRosters(principal.projectId, roomId, [input.userId]);
       return { member: toMember(item), created: current === undefined };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
@@ -321,6 +325,7 @@ export async function removeMember(principal: Principal, roomId: string, userId:
     throw new ForbiddenError('Only the member, the room owner, a moderator or an admin may remove a member');
   }
   await db.send(new DeleteCommand({ TableName: tableName, Key: membershipKey(principal.projectId, roomId, userId) }));
+  await leaveRoster(principal.projectId, roomId, userId);
   forgetRoom(principal.projectId, roomId);
   await disconnectFromRoom(principal.projectId, roomId, userId);
 }

@@ -1,0 +1,207 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { openSecret, sealSecret } from '#domain/webhooks/secrets';
+import { TtlCache } from '#shared/cache';
+import { config } from '#shared/config';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import {
+  PUSH_CONFIG_SK_PREFIX,
+  type PushConfigItem,
+  pushConfigItem,
+  pushConfigKey,
+  pushConfigPk,
+  vapidItem,
+  vapidKey,
+} from '#shared/db/push';
+import { BadRequestError } from '#shared/errors';
+import { checkApnsKey } from '#shared/providers/apns';
+import { type FcmServiceAccount, parseServiceAccount } from '#shared/providers/fcm';
+import { generateVapidKeys } from '#shared/providers/web-push';
+
+/**
+ * Push configuration per environment (`PUT`/`GET /push/config`) and the project's VAPID key pair.
+ * Key material is sealed like webhook secrets (AES-256-GCM under the `webhook-key` secret) and
+ * never leaves the service again: reading gives `hasFcm` and `hasApns` only.
+ */
+
+/** What `PUT /push/config` accepts: an omitted field keeps its stored value, `null` clears it. */
+export interface PushConfigInput {
+  readonly environment: string;
+  readonly fcmServerKey?: string | null;
+  readonly fcmProjectId?: string | null;
+  readonly fcmServiceAccountJson?: string | null;
+  readonly apnsBundleId?: string | null;
+  readonly apnsUseSandbox?: boolean;
+  readonly apnsKeyId?: string | null;
+  readonly apnsTeamId?: string | null;
+  readonly apnsPrivateKey?: string | null;
+  readonly webPushEnabled?: boolean;
+}
+
+const hasFcm = (item: PushConfigItem) =>
+  item.fcmServerKey !== undefined || (item.fcmProjectId !== undefined && item.fcmServiceAccount !== undefined);
+const hasApns = (item: PushConfigItem) =>
+  item.apnsBundleId !== undefined && item.apnsKeyId !== undefined && item.apnsTeamId !== undefined && item.apnsPrivateKey !== undefined;
+
+export function toPushConfig(item: PushConfigItem) {
+  return {
+    environment: item.environment,
+    fcmProjectId: item.fcmProjectId ?? null,
+    apnsBundleId: item.apnsBundleId ?? null,
+    apnsUseSandbox: item.apnsUseSandbox,
+    webPushEnabled: item.webPushEnabled,
+    hasFcm: hasFcm(item),
+    hasApns: hasApns(item),
+    updatedAt: item.updatedAt,
+  };
+}
+
+const configCache = new TtlCache<PushConfigItem[]>(config.CACHE_TTL_MS);
+
+async function configItems(projectId: string): Promise<PushConfigItem[]> {
+  const cached = configCache.get(projectId);
+  if (cached) return cached;
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :env)',
+      ExpressionAttributeValues: { ':pk': pushConfigPk(projectId), ':env': PUSH_CONFIG_SK_PREFIX },
+    }),
+  );
+  const items = Items.map((raw) => pushConfigItem.parse(raw));
+  configCache.set(projectId, items);
+  return items;
+}
+
+export async function listPushConfigs(projectId: string) {
+  return (await configItems(projectId)).map(toPushConfig);
+}
+
+export async function putPushConfig(projectId: string, input: PushConfigInput) {
+  const key = pushConfigKey(projectId, input.environment);
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  const current = Item ? pushConfigItem.parse(Item) : undefined;
+  if (typeof input.fcmServiceAccountJson === 'string') {
+    try {
+      parseServiceAccount(input.fcmServiceAccountJson);
+    } catch (error) {
+      throw new BadRequestError('fcmServiceAccountJson is not a usable service account', [
+        { field: 'body.fcmServiceAccountJson', message: (error as Error).message },
+      ]);
+    }
+  }
+  if (typeof input.apnsPrivateKey === 'string') {
+    try {
+      checkApnsKey(input.apnsPrivateKey);
+    } catch (error) {
+      throw new BadRequestError('apnsPrivateKey is not a usable APNs key', [
+        { field: 'body.apnsPrivateKey', message: (error as Error).message },
+      ]);
+    }
+  }
+  const plain = async (given: string | null | undefined, stored: string | undefined) =>
+    given === undefined ? stored : (given ?? undefined);
+  const sealed = async (given: string | null | undefined, stored: PushConfigItem['fcmServerKey']) =>
+    given === undefined ? stored : given === null ? undefined : await sealSecret(given);
+  const item: PushConfigItem = {
+    environment: input.environment,
+    fcmServerKey: await sealed(input.fcmServerKey, current?.fcmServerKey),
+    fcmProjectId: await plain(input.fcmProjectId, current?.fcmProjectId),
+    fcmServiceAccount: await sealed(input.fcmServiceAccountJson, current?.fcmServiceAccount),
+    apnsBundleId: await plain(input.apnsBundleId, current?.apnsBundleId),
+    apnsUseSandbox: input.apnsUseSandbox ?? current?.apnsUseSandbox ?? false,
+    apnsKeyId: await plain(input.apnsKeyId, current?.apnsKeyId),
+    apnsTeamId: await plain(input.apnsTeamId, current?.apnsTeamId),
+    apnsPrivateKey: await sealed(input.apnsPrivateKey, current?.apnsPrivateKey),
+    webPushEnabled: input.webPushEnabled ?? current?.webPushEnabled ?? true,
+    updatedAt: new Date().toISOString(),
+  };
+  // Undefined fields are dropped rather than stored as NULL (`removeUndefinedValues` of the client).
+  await db.send(new PutCommand({ TableName: tableName, Item: { ...key, ...item } }));
+  configCache.delete(projectId);
+  return { config: toPushConfig(item), created: current === undefined };
+}
+
+/** What a sender may use, opened: only the providers whose configuration is complete. */
+export interface SendingConfig {
+  readonly webPushEnabled: boolean;
+  readonly fcm?: { readonly serverKey?: string; readonly projectId?: string; readonly serviceAccount?: FcmServiceAccount };
+  readonly apns?: {
+    readonly bundleId: string;
+    readonly sandbox: boolean;
+    readonly keyId: string;
+    readonly teamId: string;
+    readonly privateKey: string;
+  };
+}
+
+/**
+ * The configuration of the environment this deployment sends for (`PUSH_ENVIRONMENT`). With no
+ * row for it, web push is on (the spec's default behaviour) and mobile providers are off unless
+ * the operator's global FCM legacy key is set (the caller adds it).
+ */
+export async function sendingConfig(projectId: string): Promise<SendingConfig> {
+  const item = (await configItems(projectId)).find((candidate) => candidate.environment === config.PUSH_ENVIRONMENT);
+  if (!item) return { webPushEnabled: true };
+  const open = async (stored: PushConfigItem['fcmServerKey']) => (stored ? await openSecret(stored) : undefined);
+  const serviceAccountJson = await open(item.fcmServiceAccount);
+  const apnsKey = await open(item.apnsPrivateKey);
+  return {
+    webPushEnabled: item.webPushEnabled,
+    fcm: {
+      serverKey: await open(item.fcmServerKey),
+      projectId: item.fcmProjectId,
+      serviceAccount: serviceAccountJson ? parseServiceAccount(serviceAccountJson) : undefined,
+    },
+    ...(item.apnsBundleId && item.apnsKeyId && item.apnsTeamId && apnsKey
+      ? {
+          apns: {
+            bundleId: item.apnsBundleId,
+            sandbox: item.apnsUseSandbox,
+            keyId: item.apnsKeyId,
+            teamId: item.apnsTeamId,
+            privateKey: apnsKey,
+          },
+        }
+      : {}),
+  };
+}
+
+export interface ProjectVapidKeys {
+  readonly publicKey: string;
+  readonly privateKey: string;
+}
+const vapidCache = new TtlCache<ProjectVapidKeys>(60 * 60 * 1000);
+
+/**
+ * The project's VAPID key pair, generated on first use. Concurrent first uses race on a
+ * conditional put; the loser reads the winner's pair, so every subscriber sees one public key.
+ */
+export async function projectVapidKeys(projectId: string): Promise<ProjectVapidKeys> {
+  const cached = vapidCache.get(projectId);
+  if (cached) return cached;
+  const key = vapidKey(projectId);
+  const read = async () => {
+    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    return Item ? vapidItem.parse(Item) : undefined;
+  };
+  let stored = await read();
+  if (!stored) {
+    const generated = generateVapidKeys();
+    const item = {
+      publicKey: generated.publicKey,
+      privateKey: await sealSecret(generated.privateKey),
+      createdAt: new Date().toISOString(),
+    };
+    try {
+      await db.send(new PutCommand({ TableName: tableName, Item: { ...key, ...item }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      stored = item;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      stored = await read();
+      if (!stored) throw error;
+    }
+  }
+  const keys = { publicKey: stored.publicKey, privateKey: await openSecret(stored.privateKey) };
+  vapidCache.set(projectId, keys);
+  return keys;
+}

@@ -1,0 +1,204 @@
+import { type ProjectVapidKeys, projectVapidKeys, type SendingConfig, sendingConfig } from '#domain/push/config';
+import { recordDeviceSent, recordWebPushOutcome, removeDeadTarget } from '#domain/push/targets';
+import { boundIfSet } from '#shared/bindings';
+import { config } from '#shared/config';
+import { putAll } from '#shared/db/batch';
+import { PUSH_RECORD_TTL_SECONDS, type PushTarget, providerOf, pushRecordKey } from '#shared/db/push';
+import { newId } from '#shared/ids';
+import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
+import { OutboundError } from '#shared/outbound';
+import { sendApns } from '#shared/providers/apns';
+import { type MobileNotification, type MobileSendResult, sendFcmLegacy, sendFcmV1 } from '#shared/providers/fcm';
+import { sendWebPush } from '#shared/providers/web-push';
+import { secretValue } from '#shared/secrets';
+
+/** One queued unit of push work: a message's notice and the targets to send it to. */
+export interface PushBatch {
+  readonly projectId: string;
+  readonly message: { readonly roomId: string; readonly messageId: number; readonly userId: string; readonly preview: string | null };
+  readonly deliveries: readonly { readonly userId: string; readonly target: PushTarget }[];
+}
+
+/** Pushes in flight at once from one invocation: providers answer in tens of milliseconds, so this keeps a batch short. */
+const SEND_CONCURRENCY = 8;
+
+type Outcome = 'sent' | 'failed' | 'removed' | 'skipped';
+
+interface Context {
+  readonly batch: PushBatch;
+  readonly settings: SendingConfig;
+  readonly legacyKey: string | undefined;
+  vapid?: Promise<ProjectVapidKeys>;
+}
+
+/**
+ * Sends every delivery of a batch, applies each answer to its target (the web push failure gate,
+ * dead tokens removed), and keeps a record per push for the client's acknowledgement. A failed
+ * push is not retried here: a web subscription tries again on the next message, as the spec's
+ * table says, and mobile providers queue and retry on their side.
+ */
+export async function sendPushBatch(batch: PushBatch): Promise<Record<Outcome, number>> {
+  const settings = await sendingConfig(batch.projectId);
+  // The project's own legacy key wins over the operator's global one.
+  const legacyKey = settings.fcm?.serverKey ?? (await globalLegacyKey());
+  const context: Context = { batch, settings, legacyKey };
+  const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
+  const records: Record<string, unknown>[] = [];
+  const sentAt = new Date().toISOString();
+  const ttl = Math.floor(Date.now() / 1000) + PUSH_RECORD_TTL_SECONDS;
+  let next = 0;
+  const worker = async () => {
+    while (next < batch.deliveries.length) {
+      const delivery = batch.deliveries[next++] as PushBatch['deliveries'][number];
+      const pushId = newId('push', 16);
+      const outcome = await deliver(context, delivery, pushId);
+      counts[outcome]++;
+      if (outcome === 'sent' || outcome === 'failed') {
+        records.push({
+          ...pushRecordKey(batch.projectId, pushId),
+          pushId,
+          userId: delivery.userId,
+          channel: delivery.target.kind === 'web' ? 'web' : providerOf(delivery.target.platform),
+          targetId: delivery.target.id,
+          roomId: batch.message.roomId,
+          messageId: batch.message.messageId,
+          status: outcome,
+          sentAt,
+          ttl,
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, batch.deliveries.length) }, worker));
+  await putAll(records);
+  if (counts.sent > 0) countMetric('push_sent', counts.sent);
+  if (counts.failed > 0) countMetric('push_failed', counts.failed);
+  if (counts.removed > 0) countMetric('push_target_removed', counts.removed);
+  return counts;
+}
+
+async function globalLegacyKey(): Promise<string | undefined> {
+  return boundIfSet('secret:fcm-legacy-key') ? await secretValue('fcm-legacy-key') : undefined;
+}
+
+/** What the client receives: enough to show the notice and open the room, and the id to acknowledge. */
+function payloadOf(batch: PushBatch, pushId: string) {
+  return {
+    type: 'message' as const,
+    pushId,
+    projectId: batch.projectId,
+    roomId: batch.message.roomId,
+    messageId: batch.message.messageId,
+    userId: batch.message.userId,
+    ...(batch.message.preview === null ? {} : { preview: batch.message.preview }),
+  };
+}
+
+async function deliver(context: Context, delivery: PushBatch['deliveries'][number], pushId: string): Promise<Outcome> {
+  const { batch } = context;
+  const { target, userId } = delivery;
+  try {
+    if (target.kind === 'web') return await deliverWeb(context, userId, target, pushId);
+    const result = await deliverMobile(context, target, pushId);
+    if (!result) return 'skipped';
+    if (result.outcome === 'dead_token') {
+      await removeDeadTarget(batch.projectId, userId, target);
+      return 'removed';
+    }
+    if (result.outcome === 'sent') {
+      await recordDeviceSent(batch.projectId, userId, target.id);
+      return 'sent';
+    }
+    logger.warn('push.mobile_failed', { projectId: batch.projectId, deviceId: target.id, status: result.status, reason: result.reason });
+    return 'failed';
+  } catch (error) {
+    logger.warn('push.send_error', { projectId: batch.projectId, targetId: target.id, error: (error as Error).message });
+    if (target.kind === 'web') await recordWebPushOutcome(batch.projectId, userId, target.id, false);
+    return 'failed';
+  }
+}
+
+/** The spec's state table for one push service answer. */
+async function deliverWeb(context: Context, userId: string, target: PushTarget & { kind: 'web' }, pushId: string): Promise<Outcome> {
+  const { batch } = context;
+  context.vapid ??= projectVapidKeys(batch.projectId);
+  const vapid = await context.vapid;
+  let status: number;
+  try {
+    ({ status } = await sendWebPush(
+      { endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } },
+      JSON.stringify(payloadOf(batch, pushId)),
+      { subject: config.VAPID_SUBJECT, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+    ));
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    // No answer at all (timeout, reset, a private address): counted like a 5xx, tried on the next message.
+    logger.warn('push.web_unreachable', { projectId: batch.projectId, subscriptionId: target.id, code: error.code });
+    await recordWebPushOutcome(batch.projectId, userId, target.id, false);
+    return 'failed';
+  }
+  if (status === 404 || status === 410) {
+    await removeDeadTarget(batch.projectId, userId, target);
+    return 'removed';
+  }
+  if (status >= 200 && status < 300) {
+    await recordWebPushOutcome(batch.projectId, userId, target.id, true);
+    return 'sent';
+  }
+  if (status === 400 || status === 401 || status === 403) {
+    // The push service refused our request itself (VAPID key, payload): an operator's problem, not the user's.
+    logger.error('push.config_error', {
+      projectId: batch.projectId,
+      subscriptionId: target.id,
+      status,
+      host: new URL(target.endpoint).host,
+    });
+  }
+  await recordWebPushOutcome(batch.projectId, userId, target.id, false);
+  return 'failed';
+}
+
+/** `undefined` when the target's provider is not configured for the project (nothing sent, nothing recorded). */
+async function deliverMobile(
+  context: Context,
+  target: PushTarget & { kind: 'device' },
+  pushId: string,
+): Promise<MobileSendResult | undefined> {
+  const { batch, settings } = context;
+  const payload = payloadOf(batch, pushId);
+  const notification: MobileNotification = {
+    title: 'New message',
+    body: payload.preview ?? 'New message',
+    data: Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, String(value)])),
+  };
+  if (providerOf(target.platform) === 'fcm') {
+    const baseUrl = boundIfSet('outbound:fcm');
+    if (!baseUrl) return undefined;
+    if (context.legacyKey) return sendFcmLegacy({ baseUrl, serverKey: context.legacyKey, token: target.token, notification });
+    const fcm = settings.fcm;
+    const oauthBaseUrl = boundIfSet('outbound:google-oauth');
+    if (!fcm?.projectId || !fcm.serviceAccount || !oauthBaseUrl) return undefined;
+    return sendFcmV1({
+      baseUrl,
+      oauthBaseUrl,
+      projectId: fcm.projectId,
+      serviceAccount: fcm.serviceAccount,
+      token: target.token,
+      notification,
+    });
+  }
+  const apns = settings.apns;
+  if (!apns) return undefined;
+  const baseUrl = boundIfSet(apns.sandbox ? 'outbound:apns-sandbox' : 'outbound:apns');
+  if (!baseUrl) return undefined;
+  return sendApns({
+    baseUrl,
+    credentials: { keyId: apns.keyId, teamId: apns.teamId, privateKey: apns.privateKey },
+    bundleId: apns.bundleId,
+    token: target.token,
+    payload: { aps: { alert: { title: notification.title, body: notification.body }, 'mutable-content': 1 }, ...payload },
+    pushType: 'alert',
+    ...(config.APNS_EXTRA_CA_PEM ? { ca: config.APNS_EXTRA_CA_PEM } : {}),
+  });
+}

@@ -1,0 +1,4 @@
+import { listPushConfigs } from '#domain/push/config';
+import { httpHandler, ok } from '#shared/http';
+
+export const handler = httpHandler('GetPushConfig', {}, async ({ caller }) => ok({ configs: await listPushConfigs(caller.projectId) }));

@@ -1,0 +1,6 @@
+import { listDevices } from '#domain/push/targets';
+import { httpHandler, ok } from '#shared/http';
+
+export const handler = httpHandler('ListPushDevices', {}, async ({ user }) =>
+  ok({ devices: await listDevices(user.projectId, user.userId) }),
+);

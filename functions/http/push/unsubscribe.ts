@@ -1,0 +1,8 @@
+import { unsubscribeWebPush } from '#domain/push/targets';
+import { httpHandler, noContent } from '#shared/http';
+import { unsubscribeParams } from './schemas';
+
+export const handler = httpHandler('UnsubscribeWebPush', { params: unsubscribeParams }, async ({ params, user }) => {
+  await unsubscribeWebPush(user.projectId, user.userId, params.idOrEndpoint);
+  return noContent();
+});
