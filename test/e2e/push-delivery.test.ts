@@ -518,6 +518,36 @@ describe('mobile push after a message', () => {
 });
 
 describe('settings', () => {
+  it("sends FCM through the operator's global legacy key (FCM_SERVER_KEY, the fcm-legacy-key secret) for a project without keys of its own", async () => {
+    // Prepare: a second runtime with the global key and no push configuration at all
+    const globalKey = `global-${randomBytes(12).toString('hex')}`;
+    const server = await startFcmServer({ legacyKeys: [globalKey] });
+    const other = await startLocalProcess({
+      args: ['--in-memory'],
+      env: { FCM_BASE_URL: server.url, FCM_SERVER_KEY: globalKey, GOOGLE_OAUTH_BASE_URL: server.url },
+    });
+    try {
+      const otherCall = clientOf(other.baseUrl);
+      const token = async (userId: string) =>
+        (await otherCall('/auth/token', { apiKey: other.apiKey, body: { userId } })).body.token as string;
+      const [authorToken, readerToken] = await Promise.all([token('author'), token('reader')]);
+      const deviceToken = fcmToken();
+      await otherCall('/push/devices', { token: readerToken, body: { platform: 'android', token: deviceToken } });
+      await otherCall('/rooms', { apiKey: other.apiKey, body: { id: 'global-key-room', type: 'group', members: ['author', 'reader'] } });
+
+      // Act
+      await otherCall('/messages', { token: authorToken, body: { roomId: 'global-key-room', content: 'through the global key' } });
+
+      // Assess
+      const sent = await eventually('the legacy send', async () => server.legacySends.find((send) => send.body.to === deviceToken));
+      expect(sent.serverKey).toBe(globalKey);
+      expect(server.tokenRequests).toBe(0);
+    } finally {
+      await other.stop();
+      await server.close();
+    }
+  });
+
   it('refuses to start with a VAPID_SUBJECT that is not mailto: or https://, naming it', async () => {
     // Act
     const started = startLocalProcess({ args: ['--in-memory'], env: { VAPID_SUBJECT: 'push-operator@example.com' } });

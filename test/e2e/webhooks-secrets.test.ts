@@ -1,4 +1,4 @@
-import { createDecipheriv, randomBytes } from 'node:crypto';
+import { createDecipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +51,16 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
   let delivered: ReceivedRequest;
   let exitCode: number | null;
   let stored: StoredWebhook[];
+  let storedPush: Record<string, any>[];
+  let vapidPublicKey: string;
+  const pushKeys = {
+    fcmServerKey: `fcm-legacy-${randomBytes(8).toString('hex')}`,
+    serviceAccount: JSON.stringify({
+      client_email: 'sender@sealed.iam.gserviceaccount.com',
+      private_key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    }),
+    apnsPrivateKey: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
 
   beforeAll(async () => {
     // Prepare: a runtime on a data folder, with the key.
@@ -85,6 +95,21 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     await call('/rooms', { token, body: { id: 'secrets-room', type: 'group' } });
     await call('/messages', { token, body: { roomId: 'secrets-room', content: 'signed with a sealed secret' } });
     [delivered] = (await receiver.waitForRequests(1)) as [ReceivedRequest];
+    // Push keys are sealed under the same key.
+    await call('/push/config', {
+      method: 'PUT',
+      apiKey: local.apiKey,
+      body: {
+        fcmServerKey: pushKeys.fcmServerKey,
+        fcmProjectId: 'sealed-project',
+        fcmServiceAccountJson: pushKeys.serviceAccount,
+        apnsBundleId: 'com.example.sealed',
+        apnsKeyId: 'KEY1234567',
+        apnsTeamId: 'TEAM123456',
+        apnsPrivateKey: pushKeys.apnsPrivateKey,
+      },
+    });
+    vapidPublicKey = (await call('/push/web/vapid-public-key?projectId=demo')).body.publicKey;
     exitCode = await local.stop();
     local = undefined;
 
@@ -102,6 +127,10 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
         new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': DEMO_WEBHOOKS_PK } }),
       );
       stored = Items as StoredWebhook[];
+      const push = await client.send(
+        new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P#demo#PUSHCFG' } }),
+      );
+      storedPush = push.Items ?? [];
     } finally {
       client.destroy();
       await dynamo.stop();
@@ -167,6 +196,22 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     expect(verified).toMatchObject({ status: 200, body: { valid: true } });
     expect(delivered.headers['x-service-delivery-id']).toMatch(/^whd_/);
     expect(delivered.signatureValid).toBe(true);
+  });
+
+  it('seals the push configuration keys and the VAPID private key the same way, and stores none of them in plain', () => {
+    // Prepare
+    const config = storedPush.find((item) => item.sk === 'ENV#production');
+    const vapid = storedPush.find((item) => item.sk === 'VAPID');
+    const open = (sealed: { secretCiphertext?: string; secretIv?: string }) => decrypt(key, sealed as StoredWebhook);
+
+    // Assess
+    expect(open(config?.fcmServerKey)).toBe(pushKeys.fcmServerKey);
+    expect(open(config?.fcmServiceAccount)).toBe(pushKeys.serviceAccount);
+    expect(open(config?.apnsPrivateKey)).toBe(pushKeys.apnsPrivateKey);
+    expect(vapid?.publicKey).toBe(vapidPublicKey);
+    expect(Buffer.from(open(vapid?.privateKey), 'base64url')).toHaveLength(32);
+    const text = JSON.stringify(storedPush);
+    for (const plain of [pushKeys.fcmServerKey, 'PRIVATE KEY', 'client_email', open(vapid?.privateKey)]) expect(text).not.toContain(plain);
   });
 });
 
