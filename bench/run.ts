@@ -10,7 +10,8 @@
  *   5. domain events (write → webhook receiver and → watcher frame) and webhook delivery
  *   6. CDK synth: time, resources and template size per stack, today and with 150 more routes
  *   7. push notifications: encryption CPU, sender rate, recipients' cost, message → push latency
- *   8. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
+ *   8. AI helpers: a thread summary's DynamoDB requests and service time, the largest prompt
+ *   9. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
  *      Soketi, opt-in), and the AWS work per realtime frame
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
@@ -22,12 +23,13 @@
  *   BENCH_SOKETI=1            also measure Soketi as a realtime baseline (or `npm run bench -- --soketi`);
  *                             without it the realtime section reports the service and the plain ws server
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, webhooks, events,
- *                             push, realtime, bundles, ready, synth) and print their sections instead of
+ *                             push, ai, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLocalRuntime } from '../lib/local/runtime';
+import { ai } from './ai';
 import { bundles } from './bundles';
 import { events } from './events';
 import { type Bench, type Context, type Goal, machine, type Results, readSettings, renderReport } from './harness';
@@ -45,9 +47,9 @@ import { webhooks } from './webhooks';
  * they add no requests; the webhook bench starts them; realtime comes last on the runtime because
  * it fills rooms with up to 1,000 sockets; the `machine` benches run once the runtime is stopped.
  */
-const runOrder: readonly Bench[] = [messageCost, throughput, webhooks, events, push, realtime, bundles, ready, synth];
+const runOrder: readonly Bench[] = [messageCost, throughput, webhooks, events, push, ai, realtime, bundles, ready, synth];
 /** In the order of docs/performance.md. */
-const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, synth, realtime];
+const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, ai, synth, realtime];
 
 const settings = readSettings(process.env, process.argv);
 const only = process.env.BENCH_ONLY?.split(',').map((id) => id.trim());

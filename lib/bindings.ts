@@ -41,9 +41,16 @@ export const secretDefinitions = {
   },
   'fcm-legacy-key': {
     setting: 'FCM_SERVER_KEY',
-    summary: "Global FCM legacy server key, tried before a project's own keys; the operator puts it (it holds `unset` until then)",
+    summary:
+      'Global FCM legacy server key, for projects without a legacy key of their own; the operator puts it (it holds `unset` until then)',
     // A provider's key cannot be generated: the secret starts as the placeholder and the operator
     // puts the real key with `aws secretsmanager put-secret-value`.
+    generate: undefined,
+    retain: false,
+  },
+  'ai-key': {
+    setting: 'AI_API_KEY',
+    summary: 'API key of the OpenAI-compatible AI provider (AI_BASE_URL); the operator puts it (it holds `unset` until then)',
     generate: undefined,
     retain: false,
   },

@@ -78,8 +78,36 @@ const configSchema = z.object({
     z.string().check(z.refine(isVapidSubject, 'must be a mailto: or https:// URL')),
     'mailto:push-operator@example.com',
   ),
+  /** Model of agents and the fallback of the others (OpenAI-compatible `model`). */
+  AI_MODEL: z._default(z.string().check(z.minLength(1), z.maxLength(200)), 'gpt-4o-mini'),
+  /** Model of reply suggestions; unset: `AI_MODEL`. */
+  AI_SUGGEST_MODEL: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  /** Model of thread, room and handoff summaries; unset: `AI_SUGGEST_MODEL`, then `AI_MODEL`. */
+  AI_SUMMARY_MODEL: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  /** Per attempt; each AI call makes at most `AI_ATTEMPTS` attempts. */
+  AI_TIMEOUT_MS: positiveInt(20_000),
+  AI_ATTEMPTS: z._default(z.coerce.number().check(z.int(), z.positive(), z.maximum(5)), 3),
+  /** Characters of conversation any prompt may carry; longer messages are cut, older ones dropped. */
+  AI_PROMPT_MAX_CHARS: positiveInt(24_000),
+  /** Characters of one message in a prompt. */
+  AI_PROMPT_MESSAGE_MAX_CHARS: positiveInt(1_000),
+  /** AI calls (summaries, suggestions, agents, room summaries) per project per calendar month (UTC); a project may have its own. */
+  AI_MONTHLY_QUOTA: positiveInt(10_000),
+  /** Thread summaries per user per minute. */
+  RATE_LIMIT_THREAD_SUMMARY_PER_MINUTE: positiveInt(10),
+  /** A room summary is queued once this many messages arrived since the last one... */
+  ROOM_SUMMARY_MIN_MESSAGES: positiveInt(50),
+  /** ...and at least this long after the last one. */
+  ROOM_SUMMARY_MIN_INTERVAL_SECONDS: positiveInt(3600),
+  /** Messages a room summary reads at most (the newest). */
+  ROOM_SUMMARY_MAX_MESSAGES: positiveInt(100),
   /** The push configuration environment (`PUT /push/config`) this deployment sends with. */
   PUSH_ENVIRONMENT: z._default(z.string().check(z.regex(/^[A-Za-z0-9_.-]{1,64}$/)), 'production'),
+  /**
+   * Per push (web push, FCM, APNs): connecting and the whole answer. Short, because endpoints are
+   * users' choice and a batch waits for its slowest push.
+   */
+  PUSH_TIMEOUT_MS: positiveInt(3000),
   /** Recipients of one message up to which the push dispatcher sends itself; more go out as queued batches. */
   PUSH_INLINE_RECIPIENTS: positiveInt(50),
   /** Targets per queued push batch (one SQS message, one sender invocation). */

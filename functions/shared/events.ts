@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { HANDOFF_STATES } from '#shared/db/ai';
 import * as z from '#shared/schema';
 
 /**
@@ -31,13 +32,32 @@ export const eventCatalogue = {
   subscription_count: z.object({ ...roomEvent, subscriptionCount: z.number().check(z.int()) }),
   client_event: z.object({ ...roomEvent, event: z.string(), data: z.unknown() }),
   'user.event': z.object({ userId: z.string(), event: z.string(), data: z.unknown() }),
-  // Announced by areas still to come (reports, edits, membership changes, summaries, handoff). The
-  // spec does not show their payloads; each producer pins its own when it lands.
+  // Announced by areas still to come (reports, edits, membership changes). The spec does not show
+  // their payloads; each producer pins its own when it lands, as room summaries and handoff have.
   'report.created': z.looseObject({ ...roomEvent }),
   'message.updated': z.looseObject({ ...roomEvent }),
   'room.member_joined': z.looseObject({ ...roomEvent }),
-  'room.summary': z.looseObject({ ...roomEvent }),
-  handoff: z.looseObject({ ...roomEvent }),
+  'room.summary': z.object({
+    ...roomEvent,
+    summaryId: z.string(),
+    summary: z.string(),
+    messageCount: z.number().check(z.int()),
+    fromMessageId: z.number().check(z.int()),
+    toMessageId: z.number().check(z.int()),
+    createdAt: z.string(),
+  }),
+  /** A human took the room over from AI (`POST /rooms/{roomId}/handoff`). */
+  handoff: z.object({
+    ...roomEvent,
+    handoffId: z.string(),
+    state: z.enum(HANDOFF_STATES),
+    agentTaskId: z.string(),
+    agentId: z.nullable(z.string()),
+    takenBy: z.string(),
+    note: z.nullable(z.string()),
+    contextSummary: z.string(),
+    contextSource: z.enum(['ai', 'excerpt']),
+  }),
 } as const;
 
 export type EventType = keyof typeof eventCatalogue;

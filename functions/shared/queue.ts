@@ -27,6 +27,15 @@ export async function sendPushBatches(batches: readonly object[]): Promise<void>
   );
 }
 
+/** Queues one room summary job (`functions/domain/ai/room-summaries.ts`). */
+export async function sendRoomSummaryJob(job: {
+  readonly kind: string;
+  readonly projectId: string;
+  readonly roomId: string;
+}): Promise<void> {
+  await sendBatches(bound('queue:RoomSummary'), [{ body: job, attributes: {} }]);
+}
+
 /** SQS caps a batch at 10 entries and 256 KiB in total; a little headroom for attributes. */
 const SQS_BATCH_BYTES = 240 * 1024;
 

@@ -16,6 +16,7 @@ export const secretFormats = {
       ),
     ),
   'fcm-legacy-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
+  'ai-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
 } as const satisfies Record<SecretId, z.ZodMiniType<string>>;
 
 /** Throws, naming the secret, unless `value` has the secret's format. */

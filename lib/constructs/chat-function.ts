@@ -25,9 +25,13 @@ const esmRequireBanner =
 /**
  * Packages replaced in the bundles (esbuild `alias`, paths from the repository root): Lambda's
  * credentials are in the environment, so the SDK's default credential chain shrinks to that link
- * (`functions/shared/lambda-credentials.ts`), about 115 KB off every bundle.
+ * (`functions/shared/lambda-credentials.ts`), about 115 KB off every bundle; and `web-push`'s proxy
+ * agent, which the service never uses (`functions/shared/no-proxy-agent.ts`).
  */
-const bundleAliases = { '@aws-sdk/credential-provider-node': './functions/shared/lambda-credentials.ts' };
+const bundleAliases = {
+  '@aws-sdk/credential-provider-node': './functions/shared/lambda-credentials.ts',
+  'https-proxy-agent': './functions/shared/no-proxy-agent.ts',
+};
 
 /**
  * How every {@link ChatFunction} is built and started: the `bundling` props it gives NodejsFunction

@@ -53,7 +53,7 @@ export class ChatSecrets extends Construct {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          secretId === 'fcm-legacy-key'
+          secretId === 'fcm-legacy-key' || secretId === 'ai-key'
             ? "A provider's key: it is rotated in the provider's console, then put here by hand."
             : secretId === 'webhook-key'
               ? 'A data-encryption key for webhook signing secrets stored in the table: rotating it would make every stored ' +

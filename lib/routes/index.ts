@@ -7,6 +7,7 @@
  *
  * Plain data only: this module is bundled into every function, so it must not import CDK or domain code.
  */
+import { ai } from './ai.ts';
 import { auth } from './auth.ts';
 import { events } from './events.ts';
 import { messages } from './messages.ts';
@@ -31,7 +32,7 @@ import { webhooks } from './webhooks.ts';
 export * from './types.ts';
 
 /** Every area; each becomes a nested stack that depends on the root stack only, never on another area. */
-export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, events];
+export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, events];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
 export const webSocketRoutes: readonly WebSocketRoute[] = areas.flatMap((area) => area.webSocketRoutes ?? []);

@@ -137,8 +137,9 @@ export const push: Area = {
       id: 'PushDispatcher',
       eventTypes: ['message.created'],
       handler: 'workers/dispatch-push.ts',
-      batchSize: 10,
-      maxConcurrency: 2,
+      // One message per invocation: a message whose pushes are slow delays no other message's.
+      batchSize: 1,
+      maxConcurrency: 10,
       timeoutSeconds: 60,
       // Six times the consumer's timeout, as AWS advises for SQS event sources.
       visibilityTimeoutSeconds: 360,

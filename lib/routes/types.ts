@@ -30,7 +30,8 @@ export type FeatureFlag = (typeof FEATURE_FLAGS)[number];
 export type RateLimitSetting =
   | 'RATE_LIMIT_MESSAGES_PER_MINUTE'
   | 'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE'
-  | 'RATE_LIMIT_CLIENT_EVENTS_PER_SECOND';
+  | 'RATE_LIMIT_CLIENT_EVENTS_PER_SECOND'
+  | 'RATE_LIMIT_THREAD_SUMMARY_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs

@@ -19,6 +19,8 @@ export interface ChatConfig {
   readonly vapidSubject: string;
   /** `PUSH_ENVIRONMENT`: which push configuration (`PUT /push/config`) the deployment sends with. */
   readonly pushEnvironment: string;
+  /** `AI_MODEL`, `AI_SUGGEST_MODEL`, `AI_SUMMARY_MODEL` as set (context keys of the same names); unset ones keep the functions' defaults. */
+  readonly aiModels: Readonly<Record<string, string>>;
   /**
    * Concurrent executions reserved for, and capping, each streaming route (SSE). Every open stream
    * holds an execution for up to `SSE_MAX_DURATION_SECONDS`; the cap keeps a crowd of streams from
@@ -88,6 +90,9 @@ export interface ChatConfig {
 }
 
 /** The defaults of {@link ChatConfig}, merged under `overrides`; validates what handlers would reject at cold start. */
+/** The model settings a deployment may choose (CDK context keys of the same names). */
+export const AI_MODEL_SETTINGS = ['AI_MODEL', 'AI_SUGGEST_MODEL', 'AI_SUMMARY_MODEL'] as const;
+
 export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConfig {
   const stage = overrides.stage ?? 'dev';
   const config: ChatConfig = {
@@ -95,6 +100,7 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     rateLimitMessagesPerMinute: 120,
     vapidSubject: 'mailto:push-operator@example.com',
     pushEnvironment: 'production',
+    aiModels: {},
     streamConcurrency: 100,
     providerUrls: {},
     logLevel: 'INFO',
@@ -154,6 +160,12 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
     rateLimitMessagesPerMinute: number('rateLimitMessagesPerMinute'),
     vapidSubject: text('vapidSubject'),
     pushEnvironment: text('pushEnvironment'),
+    aiModels: Object.fromEntries(
+      AI_MODEL_SETTINGS.flatMap((setting) => {
+        const model = text(setting);
+        return model === undefined ? [] : [[setting, model]];
+      }),
+    ),
     streamConcurrency: number('streamConcurrency'),
     providerUrls: Object.fromEntries(
       Object.values(outboundHosts).flatMap((host) => {
@@ -182,6 +194,7 @@ export function sharedEnvironment(config: ChatConfig): Record<string, string> {
     RATE_LIMIT_MESSAGES_PER_MINUTE: String(config.rateLimitMessagesPerMinute),
     VAPID_SUBJECT: config.vapidSubject,
     PUSH_ENVIRONMENT: config.pushEnvironment,
+    ...config.aiModels,
     LOG_LEVEL: config.logLevel,
   };
 }

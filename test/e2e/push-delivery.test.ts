@@ -235,10 +235,10 @@ describe('web push after a message', () => {
     expect(request.body[20]).toBe(65);
   });
 
-  it('applies the failure table: 2xx resets, 404/410 delete, 429/4xx/5xx count, 400-403 log push.config_error', async () => {
+  it('applies the failure table: 201/202 keep 0, 404/410 delete, 429/4xx/5xx and other answers count, 400-403 log push.config_error', async () => {
     // Arrange
     const [author] = await users(1, 'author');
-    const outcomes = [201, 202, 404, 410, 429, 400, 401, 403, 500, 503] as const;
+    const outcomes = [201, 202, 200, 404, 410, 429, 400, 401, 403, 500, 503] as const;
     const members = await users(outcomes.length, 'table');
     const roomId = await roomOf([author as User, ...members]);
     const targets = outcomes.map((status) => statuses.subscription(status));
@@ -252,6 +252,8 @@ describe('web push after a message', () => {
     const expected: Record<number, number | 'removed'> = {
       201: 0,
       202: 0,
+      // Not the spec's 201 or 202: no push service answers a push with 200.
+      200: 1,
       404: 'removed',
       410: 'removed',
       429: 1,
@@ -278,7 +280,43 @@ describe('web push after a message', () => {
     });
   });
 
-  it('skips a subscription at 10 failures until the user subscribes again, which starts it at 0', async () => {
+  it('resets the count to 0 on the next 201 after failures', async () => {
+    // Arrange
+    const [author, reader] = await users(2);
+    const roomId = await roomOf([author, reader] as User[]);
+    const target = statuses.subscription(500);
+    await subscribe(reader as User, target);
+    await post(author as User, roomId, 'fails');
+    await eventually('one failure counted', async () => (await subscriptionsOf(reader as User))[0]?.failureCount === 1);
+
+    // Act
+    statuses.setStatus(target.endpoint, 201);
+    await post(author as User, roomId, 'arrives');
+
+    // Assess
+    await eventually('the count back at 0', async () => {
+      const [subscription] = await subscriptionsOf(reader as User);
+      return subscription?.failureCount === 0 && subscription.lastSentAt !== null;
+    });
+  });
+
+  it('keeps at most 10 subscriptions per user: the 11th replaces the oldest', async () => {
+    // Arrange
+    const [reader] = await users(1);
+    const targets = Array.from({ length: 11 }, () => statuses.subscription(201));
+
+    // Act
+    const ids: string[] = [];
+    for (const target of targets) ids.push((await subscribe(reader as User, target)).id);
+
+    // Assess
+    const listed = (await subscriptionsOf(reader as User)).map((subscription) => subscription.id);
+    expect(listed).toHaveLength(10);
+    expect(listed).not.toContain(ids[0]);
+    expect(listed.sort()).toEqual(ids.slice(1).sort());
+  });
+
+  it('skips a subscription at 10 failures until the user unsubscribes and subscribes again, which starts it at 0', async () => {
     // Arrange
     const [author, failing, sentinel] = await users(3);
     const roomId = await roomOf([author, failing, sentinel] as User[]);
@@ -303,13 +341,20 @@ describe('web push after a message', () => {
     const skipped = statuses.requestsTo(broken.endpoint);
 
     statuses.setStatus(broken.endpoint, 201);
-    const resubscribed = await call('/push/web/subscribe', { token: (failing as User).token, body: broken });
+    const body = { endpoint: broken.endpoint, keys: broken.keys };
+    const postedAgain = await call('/push/web/subscribe', { token: (failing as User).token, body });
+    const unsubscribed = await call(`/push/web/subscribe/${closed?.id}`, { method: 'DELETE', token: (failing as User).token });
+    const resubscribed = await call('/push/web/subscribe', { token: (failing as User).token, body });
     await post(author as User, roomId, 'after subscribing again');
 
     // Assess
     expect(closed?.failureCount).toBe(10);
     expect(skipped).toBe(10);
-    expect(resubscribed).toMatchObject({ status: 200, body: { failureCount: 0, active: true } });
+    // Posting the same subscription again (as browsers do on every load) does not reopen the gate...
+    expect(postedAgain).toMatchObject({ status: 200, body: { failureCount: 10, active: false } });
+    // ...unsubscribing and subscribing again does.
+    expect(unsubscribed.status).toBe(204);
+    expect(resubscribed).toMatchObject({ status: 201, body: { failureCount: 0, active: true } });
     await eventually('the reopened subscription used', async () => statuses.requestsTo(broken.endpoint) === 11);
     await eventually('its count back at 0', async () => (await subscriptionsOf(failing as User))[0]?.lastSentAt);
   });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRoutes, ROLES, type Role } from '../../lib/routes/index';
+import { createAgent, dispositionCode, postThread, seedRoomSummary } from '../support/ai/fixtures';
 import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
 import { fcmToken, newSubscription, seedPushRecord } from '../support/push/fixtures';
 import { get } from '../support/raw-table';
@@ -9,8 +10,9 @@ import { openSse } from '../support/sse';
 /**
  * Who may do what: every project role and the API key against every route with a `minRole`
  * (from the wiring table), every route with room-level rules (room owner, moderator, member, guest),
- * every route with user-level rules (the user themself, a project admin or the API key) and every
- * push route on the caller's own targets (any user JWT, never the API key).
+ * every route with user-level rules (the user themself, a project admin or the API key), every
+ * push route on the caller's own targets (any user JWT, never the API key) and the AI reads open to
+ * every caller of the project.
  */
 
 type Auth = Pick<ApiOptions, 'token' | 'apiKey'>;
@@ -23,6 +25,8 @@ const users = {
   moderator: uniqueId('moderator'),
   admin: uniqueId('admin'),
   owner: uniqueId('owner'),
+  /** A project member in none of the rooms the room-level rules make. */
+  outsider: uniqueId('outsider'),
 };
 const tokens = {} as Record<keyof typeof users, string>;
 
@@ -35,6 +39,7 @@ beforeAll(async () => {
     moderator: 'moderator',
     admin: 'admin',
     owner: 'owner',
+    outsider: 'member',
   };
   await Promise.all(
     (Object.keys(users) as (keyof typeof users)[]).map(async (key) => {
@@ -61,6 +66,10 @@ const newWebhookByKey = async () => {
 const unknownDeliveryId = () => `whd_${randomBytes(16).toString('hex')}`;
 const pushEnvironments = async () =>
   ((await api('/push/config', { apiKey: project.apiKey })).body.configs as any[]).map((config) => config.environment);
+const agentsOf = async () => (await api('/agents', { apiKey: project.apiKey })).body.agents as any[];
+const handoffStateOf = async (roomId: string) => (await api(`/rooms/${roomId}/handoff`, { apiKey: project.apiKey })).body.state as string;
+const dispositionCodes = async () =>
+  ((await api('/agent-queue/dispositions', { apiKey: project.apiKey })).body.dispositions as any[]).map((entry) => entry.code);
 
 describe('routes with a minimum project role', () => {
   interface MinRoleCase {
@@ -238,7 +247,112 @@ describe('routes with a minimum project role', () => {
         };
       },
     },
+    GetAiUsage: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        const response = await api('/admin/ai/usage', auth);
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed)
+              expect(response.body).toEqual({
+                month: expect.stringMatching(/^\d{4}-\d{2}$/),
+                used: expect.any(Number),
+                quota: expect.any(Number),
+                remaining: expect.any(Number),
+              });
+          },
+        };
+      },
+    },
+    CreateAgent: {
+      minRole: 'admin',
+      success: 201,
+      async act(auth) {
+        const handle = `role-${randomBytes(5).toString('hex')}`;
+        const response = await api('/agents', { ...auth, body: { handle, name: 'Role check', instructions: 'Answer briefly.' } });
+        return { ...response, check: async (allowed) => expect((await agentsOf()).some((agent) => agent.handle === handle)).toBe(allowed) };
+      },
+    },
+    UpdateAgent: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        const agent = await createAgent({ apiKey: project.apiKey }, { name: 'Before' });
+        const response = await api(`/agents/${agent.id}`, { ...auth, method: 'PATCH', body: { name: 'After' } });
+        return {
+          ...response,
+          check: async (allowed) =>
+            expect((await agentsOf()).find((listed) => listed.id === agent.id)?.name).toBe(allowed ? 'After' : 'Before'),
+        };
+      },
+    },
+    DeleteAgent: {
+      minRole: 'admin',
+      success: 204,
+      async act(auth) {
+        const agent = await createAgent({ apiKey: project.apiKey });
+        const response = await api(`/agents/${agent.id}`, { ...auth, method: 'DELETE' });
+        return {
+          ...response,
+          check: async (allowed) => expect((await agentsOf()).some((listed) => listed.id === agent.id)).toBe(!allowed),
+        };
+      },
+    },
+    StartRoomHandoff: {
+      minRole: 'moderator',
+      success: 201,
+      async act(auth) {
+        const roomId = await newRoomByKey();
+        const response = await api(`/rooms/${roomId}/handoff`, { ...auth, method: 'POST', body: { note: 'role check' } });
+        return { ...response, check: async (allowed) => expect(await handoffStateOf(roomId)).toBe(allowed ? 'human_active' : 'none') };
+      },
+    },
+    CompleteRoomHandoff: {
+      minRole: 'moderator',
+      success: 200,
+      async act(auth) {
+        const roomId = await newRoomByKey();
+        await api(`/rooms/${roomId}/handoff`, { apiKey: project.apiKey, method: 'POST', body: {} });
+        const response = await api(`/rooms/${roomId}/handoff`, { ...auth, method: 'PATCH', body: { disposition: 'resolved' } });
+        return { ...response, check: async (allowed) => expect(await handoffStateOf(roomId)).toBe(allowed ? 'completed' : 'human_active') };
+      },
+    },
+    SetDispositions: {
+      minRole: 'admin',
+      success: 200,
+      async act(auth) {
+        const code = dispositionCode('role');
+        const response = await api('/admin/agent-queue/dispositions', {
+          ...auth,
+          method: 'PUT',
+          body: { dispositions: [{ code, label: 'Role check' }] },
+        });
+        return { ...response, check: async (allowed) => expect((await dispositionCodes()).includes(code)).toBe(allowed) };
+      },
+    },
+    ListAgentTasks: {
+      minRole: 'moderator',
+      success: 200,
+      async act(auth) {
+        const response = await api('/agent-queue/tasks?status=claimed', auth);
+        return {
+          ...response,
+          check: async (allowed) => {
+            if (allowed) expect(response.body).toEqual({ tasks: expect.any(Array) });
+          },
+        };
+      },
+    },
   };
+
+  afterAll(async () => {
+    // The webhook cases leave registrations (at example.com) behind: with them, every message the later
+    // sections post (threads, agent answers) would start a delivery that is still resolving the host
+    // when the runtime stops.
+    await Promise.all((await webhooksOf()).map((webhook) => api(`/webhooks/${webhook.id}`, { apiKey: project.apiKey, method: 'DELETE' })));
+  });
 
   const routesWithMinRole = httpRoutes.filter((route) => route.minRole !== undefined);
   const callers: { name: string; role?: Role; auth: () => Auth }[] = [
@@ -277,11 +391,17 @@ describe('routes with a minimum project role', () => {
 });
 
 describe('routes with room-level rules', () => {
-  type Caller = 'guest' | 'member' | 'roomOwner' | 'moderator' | 'admin' | 'owner' | 'apiKey';
+  type Caller = 'guest' | 'member' | 'roomOwner' | 'moderator' | 'admin' | 'owner' | 'outsider' | 'apiKey';
+  /** The agent the InvokeAgent rule makes answer. */
+  let agent: Awaited<ReturnType<typeof createAgent>>;
+
+  beforeAll(async () => {
+    agent = await createAgent({ apiKey: project.apiKey }, { name: 'Room rules' });
+  });
 
   /**
    * A group room made by `roomOwner` with `member`, `moderator` and a bystander `target` as members
-   * and `guest` added as a guest. The project admin and owner are not members.
+   * and `guest` added as a guest. The project admin and owner are not members, nor is `outsider`.
    */
   async function roomWithEveryone() {
     const roomId = uniqueId('room');
@@ -433,9 +553,110 @@ describe('routes with room-level rules', () => {
       },
       check: async () => undefined,
     },
+    {
+      route: 'SummarizeThread',
+      rule: 'room readers with a user JWT (members, guests, project admins); the route takes no API key',
+      expected: {
+        guest: 200,
+        member: 200,
+        roomOwner: 200,
+        moderator: 200,
+        admin: 200,
+        owner: 200,
+        outsider: [403, 'not_a_member'],
+        apiKey: [401, 'missing_credentials'],
+      },
+      act: async (auth, { roomId }) => {
+        const { rootId } = await postThread(project.projectId, { token: tokens.roomOwner }, roomId);
+        return api(`/messages/${rootId}/summary`, { ...auth, body: { roomId } });
+      },
+      // A summary is an answer, never a message of the room.
+      check: async ({ roomId }) => expect(await historyOf(roomId)).toHaveLength(3),
+    },
+    {
+      route: 'SuggestReplies',
+      rule: 'room readers with a user JWT (members, guests, project admins); the route takes no API key',
+      expected: {
+        guest: 200,
+        member: 200,
+        roomOwner: 200,
+        moderator: 200,
+        admin: 200,
+        owner: 200,
+        outsider: [403, 'not_a_member'],
+        apiKey: [401, 'missing_credentials'],
+      },
+      act: async (auth, { roomId }) => {
+        await api('/messages', { token: tokens.roomOwner, body: { roomId, content: 'Can someone review my change?' } });
+        return api('/messages/suggest-replies', { ...auth, body: { roomId } });
+      },
+      check: async ({ roomId }) => expect(await historyOf(roomId)).toHaveLength(1),
+    },
+    {
+      route: 'ListRoomSummaries',
+      rule: 'room readers (members, guests, project admins) or API key',
+      expected: {
+        guest: 200,
+        member: 200,
+        roomOwner: 200,
+        moderator: 200,
+        admin: 200,
+        owner: 200,
+        outsider: [403, 'not_a_member'],
+        apiKey: 200,
+      },
+      act: async (auth, { roomId }) => {
+        await seedRoomSummary(project.projectId, roomId);
+        return api(`/rooms/${roomId}/summaries`, auth);
+      },
+      check: async () => undefined,
+    },
+    {
+      route: 'InvokeAgent',
+      rule: 'whoever may post in the room, with a user JWT (members, guests, project admins); the route takes no API key',
+      expected: {
+        guest: 201,
+        member: 201,
+        roomOwner: 201,
+        moderator: 201,
+        admin: 201,
+        owner: 201,
+        outsider: [403, 'not_a_member'],
+        apiKey: [401, 'missing_credentials'],
+      },
+      act: (auth, { roomId }) => api(`/agents/${agent.id}/invoke`, { ...auth, body: { roomId, prompt: 'Say hello' } }),
+      check: async ({ roomId }, allowed) =>
+        expect((await historyOf(roomId)).filter((message) => message.userId === agent.userId)).toHaveLength(allowed ? 1 : 0),
+    },
+    {
+      route: 'GetRoomHandoff',
+      rule: 'room owner and members, project moderators and above, API key; room guests and non-members refused',
+      expected: {
+        guest: [403, 'forbidden'],
+        member: 200,
+        roomOwner: 200,
+        moderator: 200,
+        admin: 200,
+        owner: 200,
+        outsider: [403, 'not_a_member'],
+        apiKey: 200,
+      },
+      act: (auth, { roomId }) => api(`/rooms/${roomId}/handoff`, auth),
+      check: async () => undefined,
+    },
   ];
 
-  const callers: Caller[] = ['guest', 'member', 'roomOwner', 'moderator', 'admin', 'owner', 'apiKey'];
+  const callers: Caller[] = ['guest', 'member', 'roomOwner', 'moderator', 'admin', 'owner', 'outsider', 'apiKey'];
+
+  it('has a rule for every AI route that acts in one room without a minimum role', () => {
+    // Assess
+    const ruled = new Set(rules.map((rule) => rule.route));
+    const inRooms = httpRoutes.filter(
+      (route) => route.handler.startsWith('http/ai/') && !route.minRole && (route.path.includes('{roomId}') || route.auth === 'user'),
+    );
+    expect(inRooms.length).toBeGreaterThan(0);
+    expect(inRooms.map((route) => route.id).filter((id) => !ruled.has(id))).toEqual([]);
+  });
 
   describe.each(rules.map((rule) => ({ ...rule, name: `${rule.route}: ${rule.rule}` })))('$name', (rule) => {
     it.each(callers.filter((caller) => rule.expected[caller] !== undefined))('as %s', async (caller) => {
@@ -681,6 +902,67 @@ describe("push routes on the caller's own targets: every role with a user JWT, n
       if (allowed) expect({ status: response.status, error: response.body?.error }).toEqual({ status: rule.success, error: undefined });
       else expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 401, code: 'missing_credentials' });
       await response.check?.(allowed);
+    });
+  });
+});
+
+describe('AI reads of the whole project: every role with a user JWT and the API key', () => {
+  type Caller = keyof typeof users | 'apiKey';
+  const authOf = (caller: Caller): Auth => (caller === 'apiKey' ? { apiKey: project.apiKey } : { token: tokens[caller] });
+
+  interface ReadRule {
+    readonly route: string;
+    act(auth: Auth): Promise<ApiResponse & { check: () => Promise<void> }>;
+  }
+
+  const rules: ReadRule[] = [
+    {
+      route: 'ListAgents',
+      async act(auth) {
+        const agent = await createAgent({ apiKey: project.apiKey }, { name: 'Listed' });
+        const response = await api('/agents', auth);
+        return { ...response, check: async () => expect(response.body.agents.map((listed: any) => listed.id)).toContain(agent.id) };
+      },
+    },
+    {
+      route: 'ListDispositions',
+      async act(auth) {
+        const response = await api('/agent-queue/dispositions', auth);
+        return {
+          ...response,
+          check: async () =>
+            expect(response.body.dispositions.filter((entry: any) => entry.builtIn).map((entry: any) => entry.code)).toEqual([
+              'resolved',
+              'escalated',
+              'follow_up',
+              'no_response',
+              'spam',
+            ]),
+        };
+      },
+    },
+  ];
+
+  it('has a rule for every AI route of the whole project without a minimum role', () => {
+    // Assess
+    expect(rules.map((rule) => rule.route).sort()).toEqual(
+      httpRoutes
+        .filter(
+          (route) => route.handler.startsWith('http/ai/') && route.auth === 'userOrService' && !route.minRole && !route.path.includes('{'),
+        )
+        .map((route) => route.id)
+        .sort(),
+    );
+  });
+
+  describe.each(rules)('$route', (rule) => {
+    it.each([...(Object.keys(users) as Caller[]), 'apiKey' as const])('as %s', async (caller) => {
+      // Act
+      const response = await rule.act(authOf(caller));
+
+      // Assess
+      expect({ status: response.status, error: response.body?.error }).toEqual({ status: 200, error: undefined });
+      await response.check();
     });
   });
 });

@@ -388,6 +388,7 @@ function expectedEnvironment(entry: FunctionEntry, config: ChatConfig = resolveC
     RATE_LIMIT_MESSAGES_PER_MINUTE: String(config.rateLimitMessagesPerMinute),
     VAPID_SUBJECT: config.vapidSubject,
     PUSH_ENVIRONMENT: config.pushEnvironment,
+    ...config.aiModels,
   };
   for (const binding of new Set(entry.bindings)) {
     const { kindId, parameter } = parseBinding(binding);

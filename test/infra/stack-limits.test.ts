@@ -36,7 +36,7 @@ describe(`the projection of ${projectedRoutes} routes`, () => {
     expect(projection.map((area) => area.httpRoutes?.length)).toEqual([19, 19, 19, 19, 19, 19, 18, 18]);
     expect(projection.flatMap((area) => area.eventSubscribers ?? []).map((subscriber) => subscriber.id)).toEqual([
       'PushTopicSender',
-      'RoomSummarizer',
+      'ModerationAssistant',
       'NotificationFanout',
       'DigestBuilder',
       'BridgeRelay',

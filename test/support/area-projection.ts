@@ -76,8 +76,9 @@ export const futureAreas: readonly FutureArea[] = [
     ],
   },
   {
-    id: 'Ai',
-    summary: 'Reply suggestions, room summaries and moderation assists',
+    // The Ai area itself has landed (lib/routes/ai.ts); this one stands for what AI still grows into.
+    id: 'AiAssists',
+    summary: 'Moderation assists, prompts and model settings',
     auth: 'userOrService',
     collections: [
       collection('Suggestion', 'Suggestions'),
@@ -88,10 +89,10 @@ export const futureAreas: readonly FutureArea[] = [
     writes: ['outbound:ai'],
     subscribers: [
       {
-        id: 'RoomSummarizer',
+        id: 'ModerationAssistant',
         eventTypes: ['message.created'],
         bindings: [...readWrite, 'outbound:ai'],
-        summary: 'Keeps each busy room summarized',
+        summary: 'Suggests moderation actions for flagged messages',
       },
     ],
   },

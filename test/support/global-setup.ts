@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startLocalRuntime } from '../../lib/local/runtime';
+import { startOpenAiServer } from './ai/openai-server';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
 
@@ -24,9 +25,12 @@ declare module 'vitest' {
  * running (suites watch events through taps of their own on the event topic), stopped at the end.
  */
 export default async function setup(project: TestProject) {
+  // The AI routes answer from a local OpenAI-compatible server; suites that script its answers or
+  // need AI off start runtimes of their own.
+  const ai = await startOpenAiServer();
   const runtime = await startLocalRuntime({
     port: 0,
-    env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000' },
+    env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000', AI_BASE_URL: ai.url },
   });
   project.provide('runtime', {
     baseUrl: runtime.baseUrl,
@@ -37,5 +41,8 @@ export default async function setup(project: TestProject) {
     eventTopicArn: runtime.eventTopicArn,
     tableName: runtime.tableName,
   });
-  return () => runtime.stop();
+  return async () => {
+    await runtime.stop();
+    await ai.close();
+  };
 }

@@ -271,6 +271,38 @@ describe('FCM', () => {
       });
     });
 
+    it('never hands one tenant the token of another that named the same client_email with another key', async () => {
+      // Prepare: the same account e-mail, two private keys (two projects' configurations)
+      const email = `shared-${accounts++}@chat.iam.gserviceaccount.com`;
+      const owner = parseServiceAccount(JSON.stringify({ client_email: email, private_key: serviceKeys.privateKey }));
+      const impostor = parseServiceAccount(JSON.stringify({ client_email: email, private_key: rsaKeys().privateKey }));
+      await v1(owner, 'owner-first');
+      const requestsBefore = fcm.tokenRequests;
+
+      // Act
+      const result = await v1(impostor, 'impostor-send');
+
+      // Assess: the impostor's own assertion is refused by the token endpoint; nothing is sent
+      expect(fcm.tokenRequests - requestsBefore).toBe(1);
+      expect(result.outcome).toBe('failed');
+      expect(fcm.v1Sends.some((send) => send.message.token === 'impostor-send')).toBe(false);
+    });
+
+    it('keeps a device on a bare 404 (a wrong base URL or project), which says nothing about the token', async () => {
+      // Act
+      const result = await sendFcmV1({
+        baseUrl: `${fcm.url}/no-such-prefix`,
+        oauthBaseUrl: fcm.url,
+        projectId: 'chat-project',
+        serviceAccount: newAccount(),
+        token: 'kept',
+        notification,
+      });
+
+      // Assess
+      expect(result).toMatchObject({ outcome: 'failed', status: 404 });
+    });
+
     it('shares one token request among concurrent first sends', async () => {
       // Prepare
       const account = newAccount();

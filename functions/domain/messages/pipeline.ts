@@ -6,7 +6,18 @@ import { accessRoom, joinPublicRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
-import { clientMessageGuardKey, type Message, type MessageItem, messageItem, messageKey, toMessage } from '#shared/db/message';
+import {
+  clientMessageGuardKey,
+  type Message,
+  type MessageItem,
+  messageItem,
+  messageKey,
+  type ThreadPlacement,
+  threadIndexPk,
+  threadIndexSk,
+  threadPlacement,
+  toMessage,
+} from '#shared/db/message';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { createdAtMsOf, messageIdFor, nextSlot } from './message-ids';
@@ -59,9 +70,9 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
     );
   }
 
-  if (input.parent_id != null) await requireMessage(projectId, input.roomId, input.parent_id);
+  const parent = input.parent_id != null ? await requireMessage(projectId, input.roomId, input.parent_id) : undefined;
   if (context.source !== 'import') await joinPublicRoom(principal, access);
-  return persistAndAnnounce(principal, input, authorId, context);
+  return persistAndAnnounce(principal, input, authorId, context, parent && threadPlacement(parent));
 }
 
 function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
@@ -112,7 +123,13 @@ async function findByClientMessageId(projectId: string, roomId: string, clientMe
   return { reserved, message: message?.clientMessageId === clientMessageId ? toMessage(message) : undefined };
 }
 
-async function persistAndAnnounce(principal: Principal, input: MessageInput, authorId: string, context: SendContext): Promise<SendResult> {
+async function persistAndAnnounce(
+  principal: Principal,
+  input: MessageInput,
+  authorId: string,
+  context: SendContext,
+  thread: ThreadPlacement | undefined,
+): Promise<SendResult> {
   const projectId = principal.projectId;
   const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
   const matchedTerm = await findBlockedTerm(projectId, input.content);
@@ -127,6 +144,7 @@ async function persistAndAnnounce(principal: Principal, input: MessageInput, aut
     clientMessageId: input.clientMessageId ?? null,
     createdAt,
     moderation,
+    ...(thread ? { thread_root: thread.root, thread_depth: thread.depth, thread_path: thread.path } : {}),
   };
 
   const live = input.createdAt === undefined;
@@ -240,6 +258,16 @@ async function resumeEarlierAttempt(base: MessageBase, clientMessageId: string):
 async function putMessage(base: MessageBase, id: number): Promise<MessageItem> {
   if (createdAtMsOf(id) < 0) throw new BadRequestError('createdAt is out of range');
   const item: MessageItem = { ...messageKey(base.projectId, base.roomId, id), id, ...base };
-  await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  // A reply is also filed in its thread's partition of gsi1 (breadth-first order, replies by parent).
+  const threadKeys =
+    base.thread_root === undefined
+      ? {}
+      : {
+          gsi1pk: threadIndexPk(base.projectId, base.roomId, base.thread_root),
+          gsi1sk: threadIndexSk({ root: base.thread_root, depth: base.thread_depth ?? 1, path: base.thread_path ?? '' }, id),
+        };
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: { ...item, ...threadKeys }, ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
   return item;
 }

@@ -6,7 +6,7 @@ import { type PushBatch, sendPushBatch } from '#domain/push/send';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
-import { roomConnectionsPk } from '#shared/db/connection';
+import { ROOM_USER_COUNTER_SK_PREFIX, roomConnectionsPk } from '#shared/db/connection';
 import { type PushTarget, type RosterItem, rosterItem, rosterPk } from '#shared/db/push';
 import { queryAll } from '#shared/db/query';
 import { type RoomItem, roomItem, roomKey } from '#shared/db/room';
@@ -41,13 +41,13 @@ async function connectedUsers(projectId: string, roomId: string): Promise<Set<st
     ExpressionAttributeNames: { '#n': 'connections', '#ttl': 'ttl' },
     ExpressionAttributeValues: {
       ':pk': roomConnectionsPk(projectId, roomId),
-      ':users': 'N#U#',
+      ':users': ROOM_USER_COUNTER_SK_PREFIX,
       ':zero': 0,
       ':now': Math.floor(Date.now() / 1000),
     },
     ProjectionExpression: 'sk',
   });
-  return new Set(counters.map((item) => String(item.sk).slice('N#U#'.length)));
+  return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
 }
 
 /** Room type and e2e flag change rarely; a message burst reads them once per instance. */
@@ -63,6 +63,9 @@ async function roomOf(projectId: string, roomId: string): Promise<RoomItem | und
   return room;
 }
 
+/** A message stored this long before it was announced was imported or backdated. */
+const BACKDATED_AFTER_MS = 10 * 60 * 1000;
+
 export interface DispatchResult {
   readonly deliveries: number;
   readonly queuedBatches: number;
@@ -74,6 +77,8 @@ export interface DispatchResult {
  */
 export async function dispatchMessagePush(event: DomainEvent<'message.created'>): Promise<DispatchResult> {
   const { projectId, payload: message } = event;
+  // An imported or backdated message is history arriving, not news: nobody is woken for it.
+  if (Date.parse(event.createdAt) - Date.parse(message.createdAt) > BACKDATED_AFTER_MS) return { deliveries: 0, queuedBatches: 0 };
   const roster = (await pushRoster(projectId, message.roomId)).filter((entry) => entry.userId !== message.userId);
   if (roster.length === 0) return { deliveries: 0, queuedBatches: 0 };
   const [room, settings] = await Promise.all([roomOf(projectId, message.roomId), sendingConfig(projectId)]);
@@ -98,7 +103,8 @@ export async function dispatchMessagePush(event: DomainEvent<'message.created'>)
     messageId: message.messageId,
     userId: message.userId,
     // Ciphertext of an e2e room never goes to a push provider.
-    preview: room.e2eEnabled ? null : message.content.slice(0, config.PUSH_PREVIEW_LENGTH),
+    // By code points, so a preview never ends in half a surrogate pair.
+    preview: room.e2eEnabled ? null : Array.from(message.content).slice(0, config.PUSH_PREVIEW_LENGTH).join(''),
   };
   const inline = deliveries.length <= config.PUSH_INLINE_RECIPIENTS;
   const batches: PushBatch[] = [];

@@ -1,10 +1,10 @@
+import { createHash } from 'node:crypto';
 import { type ProjectVapidKeys, projectVapidKeys, type SendingConfig, sendingConfig } from '#domain/push/config';
 import { recordDeviceSent, recordWebPushOutcome, removeDeadTarget } from '#domain/push/targets';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
 import { putAll } from '#shared/db/batch';
 import { PUSH_RECORD_TTL_SECONDS, type PushTarget, providerOf, pushRecordKey } from '#shared/db/push';
-import { newId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { OutboundError } from '#shared/outbound';
@@ -28,7 +28,7 @@ type Outcome = 'sent' | 'failed' | 'removed' | 'skipped';
 interface Context {
   readonly batch: PushBatch;
   readonly settings: SendingConfig;
-  readonly legacyKey: string | undefined;
+  legacyKey?: Promise<string | undefined>;
   vapid?: Promise<ProjectVapidKeys>;
 }
 
@@ -39,10 +39,7 @@ interface Context {
  * table says, and mobile providers queue and retry on their side.
  */
 export async function sendPushBatch(batch: PushBatch): Promise<Record<Outcome, number>> {
-  const settings = await sendingConfig(batch.projectId);
-  // The project's own legacy key wins over the operator's global one.
-  const legacyKey = settings.fcm?.serverKey ?? (await globalLegacyKey());
-  const context: Context = { batch, settings, legacyKey };
+  const context: Context = { batch, settings: await settingsOf(batch.projectId) };
   const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
   const records: Record<string, unknown>[] = [];
   const sentAt = new Date().toISOString();
@@ -51,7 +48,7 @@ export async function sendPushBatch(batch: PushBatch): Promise<Record<Outcome, n
   const worker = async () => {
     while (next < batch.deliveries.length) {
       const delivery = batch.deliveries[next++] as PushBatch['deliveries'][number];
-      const pushId = newId('push', 16);
+      const pushId = pushIdFor(batch, delivery.target.id);
       const outcome = await deliver(context, delivery, pushId);
       counts[outcome]++;
       if (outcome === 'sent' || outcome === 'failed') {
@@ -71,15 +68,53 @@ export async function sendPushBatch(batch: PushBatch): Promise<Record<Outcome, n
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, batch.deliveries.length) }, worker));
-  await putAll(records);
+  // The pushes are out: losing their records costs acknowledgements, never a second push.
+  await putAll(records).catch((error: unknown) =>
+    logger.error('push.records_lost', { projectId: batch.projectId, count: records.length, error: error as Error }),
+  );
   if (counts.sent > 0) countMetric('push_sent', counts.sent);
   if (counts.failed > 0) countMetric('push_failed', counts.failed);
   if (counts.removed > 0) countMetric('push_target_removed', counts.removed);
   return counts;
 }
 
-async function globalLegacyKey(): Promise<string | undefined> {
-  return boundIfSet('secret:fcm-legacy-key') ? await secretValue('fcm-legacy-key') : undefined;
+/**
+ * One id per message and target: a batch sent twice (a redelivered job) makes the same ids, so a
+ * client acknowledges one push however often it arrived.
+ */
+function pushIdFor(batch: PushBatch, targetId: string): string {
+  const digest = createHash('sha256').update(
+    `${batch.projectId}\u0000${batch.message.roomId}\u0000${batch.message.messageId}\u0000${targetId}`,
+  );
+  return `push_${digest.digest('base64url').slice(0, 24).replace(/[-_]/g, 'x')}`;
+}
+
+/**
+ * The project's providers, opened once per batch. A configuration that cannot be opened (a sealed
+ * key that does not decrypt, a malformed secret) stops mobile pushes only: web push needs none of it.
+ */
+async function settingsOf(projectId: string): Promise<SendingConfig> {
+  try {
+    return await sendingConfig(projectId);
+  } catch (error) {
+    logger.error('push.config_error', { projectId, reason: 'the push configuration could not be opened', error: error as Error });
+    return { webPushEnabled: true };
+  }
+}
+
+/** The project's own legacy key, else the operator's global one, read when an FCM push first needs it. */
+function legacyKeyOf(context: Context): Promise<string | undefined> {
+  context.legacyKey ??= (async () => {
+    if (context.settings.fcm?.serverKey) return context.settings.fcm.serverKey;
+    if (!boundIfSet('secret:fcm-legacy-key')) return undefined;
+    try {
+      return await secretValue('fcm-legacy-key');
+    } catch (error) {
+      logger.error('push.config_error', { reason: 'the fcm-legacy-key secret could not be read', error: error as Error });
+      return undefined;
+    }
+  })();
+  return context.legacyKey;
 }
 
 /** What the client receives: enough to show the notice and open the room, and the id to acknowledge. */
@@ -103,19 +138,29 @@ async function deliver(context: Context, delivery: PushBatch['deliveries'][numbe
     const result = await deliverMobile(context, target, pushId);
     if (!result) return 'skipped';
     if (result.outcome === 'dead_token') {
-      await removeDeadTarget(batch.projectId, userId, target);
+      await bookkeeping(batch.projectId, () => removeDeadTarget(batch.projectId, userId, target));
       return 'removed';
     }
     if (result.outcome === 'sent') {
-      await recordDeviceSent(batch.projectId, userId, target.id);
+      await bookkeeping(batch.projectId, () => recordDeviceSent(batch.projectId, userId, target.id));
       return 'sent';
     }
     logger.warn('push.mobile_failed', { projectId: batch.projectId, deviceId: target.id, status: result.status, reason: result.reason });
     return 'failed';
   } catch (error) {
+    // Preparing the push failed (keys that do not open, a subscription the library refuses): nothing was sent.
     logger.warn('push.send_error', { projectId: batch.projectId, targetId: target.id, error: (error as Error).message });
-    if (target.kind === 'web') await recordWebPushOutcome(batch.projectId, userId, target.id, false);
+    if (target.kind === 'web') await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, false));
     return 'failed';
+  }
+}
+
+/** Table writes after a push: their failure is logged, never turned into a failed (and so repeated) push. */
+async function bookkeeping(projectId: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    logger.error('push.bookkeeping_failed', { projectId, error: error as Error });
   }
 }
 
@@ -130,20 +175,22 @@ async function deliverWeb(context: Context, userId: string, target: PushTarget &
       { endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } },
       JSON.stringify(payloadOf(batch, pushId)),
       { subject: config.VAPID_SUBJECT, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+      { timeoutMs: config.PUSH_TIMEOUT_MS },
     ));
   } catch (error) {
     if (!(error instanceof OutboundError)) throw error;
     // No answer at all (timeout, reset, a private address): counted like a 5xx, tried on the next message.
     logger.warn('push.web_unreachable', { projectId: batch.projectId, subscriptionId: target.id, code: error.code });
-    await recordWebPushOutcome(batch.projectId, userId, target.id, false);
+    await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, false));
     return 'failed';
   }
   if (status === 404 || status === 410) {
-    await removeDeadTarget(batch.projectId, userId, target);
+    await bookkeeping(batch.projectId, () => removeDeadTarget(batch.projectId, userId, target));
     return 'removed';
   }
-  if (status >= 200 && status < 300) {
-    await recordWebPushOutcome(batch.projectId, userId, target.id, true);
+  // The spec's "201 or 202": a server answering 200 to a POST is no push service, and counts as a failure.
+  if (status === 201 || status === 202) {
+    await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, true));
     return 'sent';
   }
   if (status === 400 || status === 401 || status === 403) {
@@ -155,7 +202,7 @@ async function deliverWeb(context: Context, userId: string, target: PushTarget &
       host: new URL(target.endpoint).host,
     });
   }
-  await recordWebPushOutcome(batch.projectId, userId, target.id, false);
+  await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, false));
   return 'failed';
 }
 
@@ -165,7 +212,8 @@ async function deliverMobile(
   target: PushTarget & { kind: 'device' },
   pushId: string,
 ): Promise<MobileSendResult | undefined> {
-  const { batch, settings } = context;
+  const { batch } = context;
+  const settings = context.settings;
   const payload = payloadOf(batch, pushId);
   const notification: MobileNotification = {
     title: 'New message',
@@ -175,7 +223,9 @@ async function deliverMobile(
   if (providerOf(target.platform) === 'fcm') {
     const baseUrl = boundIfSet('outbound:fcm');
     if (!baseUrl) return undefined;
-    if (context.legacyKey) return sendFcmLegacy({ baseUrl, serverKey: context.legacyKey, token: target.token, notification });
+    const legacyKey = await legacyKeyOf(context);
+    if (legacyKey)
+      return sendFcmLegacy({ baseUrl, serverKey: legacyKey, token: target.token, notification, timeoutMs: config.PUSH_TIMEOUT_MS });
     const fcm = settings.fcm;
     const oauthBaseUrl = boundIfSet('outbound:google-oauth');
     if (!fcm?.projectId || !fcm.serviceAccount || !oauthBaseUrl) return undefined;
@@ -199,6 +249,7 @@ async function deliverMobile(
     token: target.token,
     payload: { aps: { alert: { title: notification.title, body: notification.body }, 'mutable-content': 1 }, ...payload },
     pushType: 'alert',
+    timeoutMs: config.PUSH_TIMEOUT_MS,
     ...(config.APNS_EXTRA_CA_PEM ? { ca: config.APNS_EXTRA_CA_PEM } : {}),
   });
 }

@@ -1,35 +1,29 @@
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { deleteAll, putAll } from '#shared/db/batch';
+import { syncRosters, userTargets } from '#domain/push/rosters';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
-import { userRoomsIndexKey } from '#shared/db/membership';
 import {
-  DEVICE_SK_PREFIX,
+  bumpTargetsVersion,
   type DeviceItem,
   type DevicePlatform,
-  deviceItem,
   deviceKey,
+  MAX_TARGETS_PER_KIND,
   type PushTarget,
-  rosterKey,
   SUBSCRIPTION_ID_PATTERN,
   targetIdFor,
   targetOf,
   targetOwnerKey,
-  userPushPk,
   WEB_PUSH_FAILURE_GATE,
-  WEB_SK_PREFIX,
   type WebSubscriptionItem,
   webSubscriptionItem,
   webSubscriptionKey,
 } from '#shared/db/push';
-import { queryAll } from '#shared/db/query';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { parseClientUrl } from '#shared/urls';
 
 /**
- * A user's push targets (devices and web push subscriptions) and the copies of them in the push
- * rosters of the user's rooms. A target changes rarely and a message is sent often, so the cost
- * sits on the change: every change re-writes the user's roster entries, and a message finds all
- * its recipients in one Query (`functions/domain/push/recipients.ts`).
+ * A user's push targets: devices and web push subscriptions, each held by one user of a project at
+ * a time, at most {@link MAX_TARGETS_PER_KIND} of each kind per user. Every change bumps the user's
+ * targets version in the same write and re-syncs the roster copies (`./rosters.ts`).
  */
 
 export function toDevice(item: DeviceItem) {
@@ -53,19 +47,7 @@ export function toWebSubscription(item: WebSubscriptionItem) {
   };
 }
 
-async function targetItems(projectId: string, userId: string): Promise<(DeviceItem | WebSubscriptionItem)[]> {
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': userPushPk(projectId, userId) },
-    ConsistentRead: true,
-  });
-  return items.flatMap((raw): (DeviceItem | WebSubscriptionItem)[] => {
-    const sk = String(raw.sk);
-    if (sk.startsWith(DEVICE_SK_PREFIX)) return [deviceItem.parse(raw)];
-    if (sk.startsWith(WEB_SK_PREFIX)) return [webSubscriptionItem.parse(raw)];
-    return [];
-  });
-}
+const targetItems = async (projectId: string, userId: string) => (await userTargets(projectId, userId)).items;
 
 export async function listDevices(projectId: string, userId: string) {
   return (await targetItems(projectId, userId)).filter((item): item is DeviceItem => 'deviceId' in item).map(toDevice);
@@ -77,67 +59,29 @@ export async function listWebSubscriptions(projectId: string, userId: string) {
     .map(toWebSubscription);
 }
 
-/** The targets a message may be sent to: every device, and the subscriptions the failure gate has not closed. */
-async function sendableTargets(projectId: string, userId: string): Promise<PushTarget[]> {
-  return (await targetItems(projectId, userId))
-    .filter((item) => !('failure_count' in item) || item.failure_count < WEB_PUSH_FAILURE_GATE)
-    .map(targetOf);
-}
-
-async function roomsOf(projectId: string, userId: string): Promise<string[]> {
-  const memberships = await queryAll({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': userRoomsIndexKey(projectId, userId) },
-    ProjectionExpression: 'roomId',
-  });
-  return memberships.map((item) => String(item.roomId));
-}
-
-/**
- * Re-writes the user's entry in the roster of every room they belong to from their current
- * targets (removing it when none is left to send to). Idempotent, so every change of a target
- * calls it, and a change that races a join is repaired by the join's own roster write.
- */
-export async function syncRosters(projectId: string, userId: string): Promise<void> {
-  const [targets, rooms] = await Promise.all([sendableTargets(projectId, userId), roomsOf(projectId, userId)]);
-  if (targets.length === 0) await deleteAll(rooms.map((roomId) => rosterKey(projectId, roomId, userId)));
-  else await putAll(rooms.map((roomId) => ({ ...rosterKey(projectId, roomId, userId), userId, targets })));
-}
-
-/** A new member's roster entry: one consistent Query of their targets, one write if they have any. */
-export async function joinRosters(projectId: string, roomId: string, userIds: readonly string[]): Promise<void> {
-  const entries = await Promise.all(userIds.map(async (userId) => ({ userId, targets: await sendableTargets(projectId, userId) })));
-  await putAll(
-    entries.filter((entry) => entry.targets.length > 0).map((entry) => ({ ...rosterKey(projectId, roomId, entry.userId), ...entry })),
-  );
-}
-
-export async function leaveRoster(projectId: string, roomId: string, userId: string): Promise<void> {
-  await db.send(new DeleteCommand({ TableName: tableName, Key: rosterKey(projectId, roomId, userId) }));
-}
-
 /**
  * Writes a target row and makes the user its only holder: the row of a previous holder in the
- * same project goes in the same transaction. Returns the previous holder (to re-sync their
- * rosters) and whether this user already held it.
+ * same project goes in the same transaction, and both users' targets versions move on. Past
+ * {@link MAX_TARGETS_PER_KIND} of the kind, the user's oldest is released. Returns whether the
+ * user did not hold it before.
  */
 async function claimTarget(
   projectId: string,
   userId: string,
-  targetId: string,
-  item: Record<string, unknown>,
-  keyOf: (holder: string) => Record<string, string>,
+  target: { readonly id: string; readonly kind: 'device' | 'web'; readonly item: Record<string, unknown> },
 ): Promise<{ created: boolean }> {
-  const ownerKey = targetOwnerKey(projectId, targetId);
+  const keyOf = (holder: string) =>
+    target.kind === 'device' ? deviceKey(projectId, holder, target.id) : webSubscriptionKey(projectId, holder, target.id);
+  const ownerKey = targetOwnerKey(projectId, target.id);
   for (let attempt = 1; ; attempt++) {
     const { Item: owner } = await db.send(new GetCommand({ TableName: tableName, Key: ownerKey, ConsistentRead: true }));
     const previous = owner?.userId === undefined ? undefined : String(owner.userId);
+    const handedOver = previous !== undefined && previous !== userId;
     try {
       await db.send(
         new TransactWriteCommand({
           TransactItems: [
-            { Put: { TableName: tableName, Item: item } },
+            { Put: { TableName: tableName, Item: target.item } },
             {
               Put: {
                 TableName: tableName,
@@ -148,7 +92,10 @@ async function claimTarget(
                   : { ConditionExpression: 'userId = :previous', ExpressionAttributeValues: { ':previous': previous } }),
               },
             },
-            ...(previous !== undefined && previous !== userId ? [{ Delete: { TableName: tableName, Key: keyOf(previous) } }] : []),
+            bumpTargetsVersion(projectId, userId, tableName),
+            ...(handedOver
+              ? [{ Delete: { TableName: tableName, Key: keyOf(previous) } }, bumpTargetsVersion(projectId, previous, tableName)]
+              : []),
           ],
         }),
       );
@@ -158,9 +105,20 @@ async function claimTarget(
       if (attempt === 3) throw new ConflictError('target_busy', 'The token or endpoint kept changing hands during the request; try again');
       continue;
     }
-    if (previous !== undefined && previous !== userId) await syncRosters(projectId, previous);
+    if (previous !== userId) await releaseOldest(projectId, userId, target.kind);
+    if (handedOver) await syncRosters(projectId, previous);
     await syncRosters(projectId, userId);
     return { created: previous !== userId };
+  }
+}
+
+/** Keeps a user at {@link MAX_TARGETS_PER_KIND} of a kind: browsers make new subscriptions and leave the old ones behind. */
+async function releaseOldest(projectId: string, userId: string, kind: 'device' | 'web'): Promise<void> {
+  const held = (await targetItems(projectId, userId))
+    .filter((item) => ('deviceId' in item ? 'device' : 'web') === kind)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  for (const oldest of held.slice(0, Math.max(held.length - MAX_TARGETS_PER_KIND, 0))) {
+    await deleteTarget(projectId, userId, targetOf(oldest));
   }
 }
 
@@ -179,7 +137,7 @@ export async function registerDevice(projectId: string, userId: string, input: {
     createdAt: existing ? String(existing.createdAt) : now,
     updatedAt: now,
   };
-  const { created } = await claimTarget(projectId, userId, deviceId, item, (holder) => deviceKey(projectId, holder, deviceId));
+  const { created } = await claimTarget(projectId, userId, { id: deviceId, kind: 'device', item });
   return { device: toDevice(item), created };
 }
 
@@ -187,15 +145,22 @@ export async function deleteDevice(projectId: string, userId: string, deviceId: 
   await releaseTarget(projectId, userId, deviceId, deviceKey(projectId, userId, deviceId), 'device_not_found', 'Device not found');
 }
 
+/**
+ * Subscribing the same endpoint again updates its keys and keeps its failure count: the spec's
+ * gate holds "until unsubscribe then resubscribe", and browsers post their subscription again on
+ * every page load. After an unsubscribe the row is new and starts at 0.
+ */
 export async function subscribeWebPush(
   projectId: string,
   userId: string,
   input: { endpoint: string; keys: { p256dh: string; auth: string }; userAgent?: string },
 ) {
   const subscriptionId = targetIdFor('web', projectId, input.endpoint);
-  // A fresh row each time: subscribing again is how a user re-opens a subscription the failure gate closed.
+  const key = webSubscriptionKey(projectId, userId, subscriptionId);
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  const existing = Item ? webSubscriptionItem.parse(Item) : undefined;
   const item: WebSubscriptionItem = {
-    ...webSubscriptionKey(projectId, userId, subscriptionId),
+    ...key,
     projectId,
     userId,
     subscriptionId,
@@ -203,12 +168,11 @@ export async function subscribeWebPush(
     p256dh: input.keys.p256dh,
     auth: input.keys.auth,
     ...(input.userAgent === undefined ? {} : { userAgent: input.userAgent }),
-    failure_count: 0,
-    createdAt: new Date().toISOString(),
+    failure_count: existing?.failure_count ?? 0,
+    createdAt: existing?.createdAt ?? new Date().toISOString(),
+    ...(existing?.lastSentAt === undefined ? {} : { lastSentAt: existing.lastSentAt }),
   };
-  const { created } = await claimTarget(projectId, userId, subscriptionId, item, (holder) =>
-    webSubscriptionKey(projectId, holder, subscriptionId),
-  );
+  const { created } = await claimTarget(projectId, userId, { id: subscriptionId, kind: 'web', item });
   return { subscription: toWebSubscription(item), created };
 }
 
@@ -228,7 +192,7 @@ export async function unsubscribeWebPush(projectId: string, userId: string, idOr
   );
 }
 
-/** Deletes the caller's own row only: another user's or project's id is simply not found. */
+/** The caller's own row only: another user's or project's id is simply not found. */
 async function releaseTarget(
   projectId: string,
   userId: string,
@@ -250,34 +214,38 @@ async function releaseTarget(
               ExpressionAttributeValues: { ':me': userId },
             },
           },
+          bumpTargetsVersion(projectId, userId, tableName),
         ],
       }),
     );
   } catch (error) {
-    if (isTransactionConditionFailure(error)) throw new NotFoundError(code, message);
+    if (conditionCheckFailed(error)) throw new NotFoundError(code, message);
     throw error;
   }
   await syncRosters(projectId, userId);
 }
 
-function isTransactionConditionFailure(error: unknown): boolean {
+/**
+ * Only a failed condition means "not yours": a transaction cancelled by a conflict with another
+ * one (or throttling) is a retryable 5xx, not a 404.
+ */
+function conditionCheckFailed(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'ConditionalCheckFailedException') return true;
+  const reasons = (error as { CancellationReasons?: { Code?: string }[] } | null)?.CancellationReasons;
   return (
-    isConditionFailure(error) ||
-    (error instanceof Error &&
-      error.name === 'TransactionCanceledException' &&
-      'CancellationReasons' in error &&
-      Array.isArray(error.CancellationReasons) &&
-      error.CancellationReasons.some((reason: { Code?: string }) => reason?.Code === 'ConditionalCheckFailed'))
+    name === 'TransactionCanceledException' && Array.isArray(reasons) && reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')
   );
 }
 
-/**
- * A provider said the target no longer exists (web push 404/410, FCM `UNREGISTERED`, APNs 410 or
- * `BadDeviceToken`): its row, its holder record and its roster copies go.
- */
-export async function removeDeadTarget(projectId: string, userId: string, target: PushTarget): Promise<void> {
+/** Deletes a target row with its holder record and moves the version on; no roster sync (the caller does one). */
+async function deleteTarget(projectId: string, userId: string, target: PushTarget): Promise<void> {
   const key = target.kind === 'web' ? webSubscriptionKey(projectId, userId, target.id) : deviceKey(projectId, userId, target.id);
-  await db.send(new DeleteCommand({ TableName: tableName, Key: key }));
+  await db.send(
+    new TransactWriteCommand({
+      TransactItems: [{ Delete: { TableName: tableName, Key: key } }, bumpTargetsVersion(projectId, userId, tableName)],
+    }),
+  );
   await db
     .send(
       new DeleteCommand({
@@ -288,15 +256,24 @@ export async function removeDeadTarget(projectId: string, userId: string, target
       }),
     )
     .catch((error: unknown) => {
+      // Claimed by someone else meanwhile: their holder record stays.
       if (!isConditionFailure(error)) throw error;
     });
+}
+
+/**
+ * A provider said the target no longer exists (web push 404/410, FCM `UNREGISTERED`, APNs 410 or
+ * `BadDeviceToken`): its row, its holder record and its roster copies go.
+ */
+export async function removeDeadTarget(projectId: string, userId: string, target: PushTarget): Promise<void> {
+  await deleteTarget(projectId, userId, target);
   await syncRosters(projectId, userId);
 }
 
 /**
- * The spec's failure gate for one answer of a push service: 2xx resets the count, a failure adds
- * one; reaching the gate takes the subscription out of the rosters (it stays listed, inactive,
- * until the user subscribes again). `lastSentAt` records the last accepted push.
+ * The spec's failure gate for one answer of a push service: 201/202 reset the count, a failure
+ * adds one; at the gate the subscription leaves the rosters (it stays listed, inactive, until the
+ * user unsubscribes and subscribes again). `lastSentAt` records the last accepted push.
  */
 export async function recordWebPushOutcome(projectId: string, userId: string, subscriptionId: string, accepted: boolean): Promise<void> {
   const key = webSubscriptionKey(projectId, userId, subscriptionId);
@@ -315,7 +292,11 @@ export async function recordWebPushOutcome(projectId: string, userId: string, su
         ReturnValues: 'UPDATED_NEW',
       }),
     );
-    if (!accepted && Attributes?.failure_count === WEB_PUSH_FAILURE_GATE) await syncRosters(projectId, userId);
+    // At the gate and past it (a push already in flight, or a sync that failed the first time).
+    if (!accepted && Number(Attributes?.failure_count) >= WEB_PUSH_FAILURE_GATE) {
+      await db.send(new UpdateCommand(bumpTargetsVersion(projectId, userId, tableName).Update));
+      await syncRosters(projectId, userId);
+    }
   } catch (error) {
     // Unsubscribed while the push was in flight: nothing left to count.
     if (!isConditionFailure(error)) throw error;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { joinRosters, leaveRoster } from '#domain/push/targets';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { joinRosters, leaveRosterDelete } from '#domain/push/rosters';
 import { disconnectFromRoom } from '#domain/realtime/disconnect';
 import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
@@ -98,6 +98,18 @@ export async function joinPublicRoom(principal: Principal, access: RoomAccess): 
   return joined;
 }
 
+/**
+ * Makes `userId` a member of the room with `role` unless it is one already (an existing membership
+ * is kept as it is). For members the service adds itself, such as an agent about to answer in the
+ * room through the message pipeline, which needs its author to be a member.
+ */
+export async function ensureMember(projectId: string, roomId: string, userId: string, role: MemberRole): Promise<MembershipItem> {
+  const membership = await addMembership(projectId, roomId, userId, role);
+  // An access read cached before the join would still say "not a member".
+  accessCache.delete(accessCacheKey(projectId, roomId, userId));
+  return membership;
+}
+
 /** Idempotent: an existing membership is kept as it is (a join never demotes). */
 async function addMembership(projectId: string, roomId: string, userId: string, role: MemberRole): Promise<MembershipItem> {
   const item = membershipItemFor(projectId, roomId, userId, role, new Date().toISOString());
@@ -110,7 +122,10 @@ async function addMembership(projectId: string, roomId: string, userId: string, 
     const { Item } = await db.send(
       new GetCommand({ TableName: tableName, Key: membershipKey(projectId, roomId, userId), ConsistentRead: true }),
     );
-    return membershipItem.parse(Item);
+    const existing = membershipItem.parse(Item);
+    // A join whose roster write failed is repaired by the next one (the copy is idempotent).
+    await joinRosters(projectId, roomId, [userId]);
+    return existing;
   }
 }
 
@@ -289,7 +304,11 @@ export async function addMember(principal: Principal, roomId: string, input: { u
   };
   let current = await read();
   for (let attempt = 1; ; attempt++) {
-    if (current?.role === 'owner' || current?.role === input.role) return { member: toMember(current), created: false };
+    if (current?.role === 'owner' || current?.role === input.role) {
+      // Adding again repairs a roster copy an earlier add failed to write.
+      await joinRosters(principal.projectId, roomId, [input.userId]);
+      return { member: toMember(current), created: false };
+    }
     const item = membershipItemFor(principal.projectId, roomId, input.userId, input.role, current?.joinedAt ?? new Date().toISOString());
     try {
       // Written only over the state just read, so of many concurrent adds exactly one creates.
@@ -324,8 +343,15 @@ export async function removeMember(principal: Principal, roomId: string, userId:
   if (!leavingThemselves && !canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
     throw new ForbiddenError('Only the member, the room owner, a moderator or an admin may remove a member');
   }
-  await db.send(new DeleteCommand({ TableName: tableName, Key: membershipKey(principal.projectId, roomId, userId) }));
-  await leaveRoster(principal.projectId, roomId, userId);
+  // With its push roster copy, at once: a roster sync running meanwhile finds no membership to copy into.
+  await db.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Delete: { TableName: tableName, Key: membershipKey(principal.projectId, roomId, userId) } },
+        leaveRosterDelete(principal.projectId, roomId, userId),
+      ],
+    }),
+  );
   forgetRoom(principal.projectId, roomId);
   await disconnectFromRoom(principal.projectId, roomId, userId);
 }

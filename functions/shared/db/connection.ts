@@ -51,9 +51,10 @@ export const connectionLookupKey = (connectionId: string) => ({ pk: `CONN#${conn
  * first of a room occupies, last vacates) without the race a read-then-decide would have.
  */
 export const roomCounterKey = (projectId: string, roomId: string) => ({ pk: roomConnectionsPk(projectId, roomId), sk: 'N#ROOM' });
+export const ROOM_USER_COUNTER_SK_PREFIX = 'N#U#';
 export const roomUserCounterKey = (projectId: string, roomId: string, userId: string) => ({
   pk: roomConnectionsPk(projectId, roomId),
-  sk: `N#U#${userId}`,
+  sk: `${ROOM_USER_COUNTER_SK_PREFIX}${userId}`,
 });
 export const userCounterKey = (projectId: string, userId: string) => ({ pk: userConnectionsPk(projectId, userId), sk: 'N#ALL' });
 

@@ -1,5 +1,5 @@
 import * as z from '#shared/schema';
-import { messageSk, roomMessagesPk } from './keys';
+import { MESSAGE_ID_DIGITS, messageSk, roomMessagesPk } from './keys';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -24,8 +24,44 @@ export const messageItem = z.object({
   clientMessageId: z.nullable(z.string()),
   createdAt: z.string(),
   moderation: z.nullable(moderationLabel),
+  /** Replies only: the thread's root message, the reply's depth below it and its ancestors (see {@link threadPlacement}). */
+  thread_root: z.optional(z.number().check(z.int())),
+  thread_depth: z.optional(z.number().check(z.int())),
+  thread_path: z.optional(z.string()),
 });
 export type MessageItem = z.infer<typeof messageItem>;
+
+/**
+ * Where a reply sits in its thread, from its parent: a thread summary needs the thread
+ * breadth-first from the root, and a reply list the children of one message, each in one Query.
+ * Replies carry a gsi1 key in their thread's partition whose sort key is the depth, then the ids
+ * of the ancestors below the root, then the reply's own id, all fixed width: sorted, that is
+ * breadth-first order (a level after the one above it, children in their parents' order, siblings
+ * by id), and the children of one message share a prefix. Ids are 16 digits, so a path fits the
+ * 1 KB sort key up to depth {@link MAX_INDEXED_DEPTH}; deeper replies sort after every indexed one,
+ * which is where breadth-first order puts them in any thread a summary reads (at most 40 messages).
+ */
+export interface ThreadPlacement {
+  readonly root: number;
+  readonly depth: number;
+  /** The ancestors between the root and the reply, root first, as sort-key segments. */
+  readonly path: string;
+}
+export const MAX_INDEXED_DEPTH = 39;
+const idSegment = (id: number) => String(id).padStart(MESSAGE_ID_DIGITS, '0');
+
+export function threadPlacement(parent: MessageItem): ThreadPlacement {
+  if (parent.thread_root === undefined) return { root: parent.id, depth: 1, path: '' };
+  const path = [parent.thread_path, idSegment(parent.id)].filter(Boolean).join('#');
+  return { root: parent.thread_root, depth: (parent.thread_depth ?? 1) + 1, path };
+}
+
+export const threadIndexPk = (projectId: string, roomId: string, rootId: number) => `${roomMessagesPk(projectId, roomId)}#THREAD#${rootId}`;
+
+export function threadIndexSk(placement: ThreadPlacement, id: number): string {
+  if (placement.depth > MAX_INDEXED_DEPTH) return `~#${idSegment(id)}`;
+  return [String(placement.depth).padStart(2, '0'), placement.path, idSegment(id)].filter(Boolean).join('#');
+}
 
 export const messageKey = (projectId: string, roomId: string, messageId: number) => ({
   pk: roomMessagesPk(projectId, roomId),

@@ -31,6 +31,22 @@ export const SUBSCRIPTION_ID_PATTERN = /^ws_[A-Za-z0-9]{22}$/;
 /** Every push target of a user, in one partition: the user's list routes and the roster sync read it with one Query. */
 export const userPushPk = (projectId: string, userId: string) => `${userPk(projectId, userId)}#PUSH`;
 export const DEVICE_SK_PREFIX = 'DEV#';
+/**
+ * The version of a user's targets, bumped by every change (a claim, a release, a dead target, the
+ * failure gate) in the same write: roster copies carry the version they were made from, and a copy
+ * made from an older version never overwrites a newer one.
+ */
+export const targetsVersionKey = (projectId: string, userId: string) => ({ pk: userPushPk(projectId, userId), sk: 'VERSION' });
+export const bumpTargetsVersion = (projectId: string, userId: string, tableName: string) => ({
+  Update: {
+    TableName: tableName,
+    Key: targetsVersionKey(projectId, userId),
+    UpdateExpression: 'ADD v :one',
+    ExpressionAttributeValues: { ':one': 1 },
+  },
+});
+/** Devices and web push subscriptions a user may hold each; a new one beyond it replaces the oldest. */
+export const MAX_TARGETS_PER_KIND = 10;
 export const WEB_SK_PREFIX = 'WEB#';
 export const deviceKey = (projectId: string, userId: string, deviceId: string) => ({
   pk: userPushPk(projectId, userId),
@@ -101,7 +117,7 @@ export function targetOf(item: DeviceItem | WebSubscriptionItem): PushTarget {
  */
 export const rosterPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#PUSH`;
 export const rosterKey = (projectId: string, roomId: string, userId: string) => ({ pk: rosterPk(projectId, roomId), sk: `U#${userId}` });
-export const rosterItem = z.object({ userId: z.string(), targets: z.array(pushTarget) });
+export const rosterItem = z.object({ userId: z.string(), targets: z.array(pushTarget), v: z.optional(z.number()) });
 export type RosterItem = z.infer<typeof rosterItem>;
 
 /** The project's push configurations (one per environment) and its VAPID key pair share a partition. */

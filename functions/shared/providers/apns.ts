@@ -1,4 +1,4 @@
-import { createPrivateKey } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type OutgoingHttpHeaders } from 'node:http2';
 import { rootCertificates } from 'node:tls';
 import { importPKCS8, SignJWT } from 'jose';
@@ -105,7 +105,9 @@ export async function sendApns(input: ApnsSendInput): Promise<MobileSendResult> 
   const reason = reasonOf(outcome.body);
   // 410: the app was uninstalled or the token expired; BadDeviceToken: never valid for this environment.
   if (status === 410 || (status === 400 && reason === 'BadDeviceToken')) return { outcome: 'dead_token' };
-  if (status === 403 && reason === 'ExpiredProviderToken') forgetProviderToken(input.credentials, token);
+  // An expired token, or one Apple refuses (a key replaced under the same id): sign a new one next time.
+  if (status === 403 && (reason === 'ExpiredProviderToken' || reason === 'InvalidProviderToken'))
+    forgetProviderToken(input.credentials, token);
   return { outcome: 'failed', status, reason: reason ?? `HTTP ${status}` };
 }
 
@@ -121,7 +123,9 @@ interface CachedProviderToken {
  */
 const providerTokens = new Map<string, CachedProviderToken>();
 
-const providerTokenKey = (credentials: ApnsCredentials) => `${credentials.teamId}\n${credentials.keyId}`;
+/** The whole credential, private key included: another tenant naming the same team and key id never gets this token. */
+const providerTokenKey = (credentials: ApnsCredentials) =>
+  createHash('sha256').update(`${credentials.teamId}\n${credentials.keyId}\n${credentials.privateKey}`).digest('base64url');
 
 function providerToken(credentials: ApnsCredentials): CachedProviderToken {
   const key = providerTokenKey(credentials);

@@ -1,4 +1,4 @@
-import { createPrivateKey } from 'node:crypto';
+import { createHash, createPrivateKey } from 'node:crypto';
 import { importPKCS8, SignJWT } from 'jose';
 import { OutboundError, type OutboundResponse, send } from '#shared/outbound';
 
@@ -90,6 +90,8 @@ export async function sendFcmLegacy(input: {
   serverKey: string;
   token: string;
   notification: MobileNotification;
+  /** Connecting and the whole answer. @default config.OUTBOUND_TIMEOUT_MS */
+  timeoutMs?: number;
 }): Promise<MobileSendResult> {
   const { title, body, data } = input.notification;
   let response: OutboundResponse;
@@ -100,6 +102,7 @@ export async function sendFcmLegacy(input: {
       method: 'POST',
       headers: { authorization: `key=${input.serverKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ to: input.token, notification: { title, body }, data }),
+      ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
     });
   } catch (error) {
     return transportFailure(error);
@@ -123,6 +126,8 @@ export async function sendFcmV1(input: {
   serviceAccount: FcmServiceAccount;
   token: string;
   notification: MobileNotification;
+  /** Connecting and the whole answer of the send (the token request keeps the default). @default config.OUTBOUND_TIMEOUT_MS */
+  timeoutMs?: number;
 }): Promise<MobileSendResult> {
   const { title, body, data } = input.notification;
   let accessToken: string;
@@ -140,6 +145,7 @@ export async function sendFcmV1(input: {
       method: 'POST',
       headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ message: { token: input.token, notification: { title, body }, data } }),
+      ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
     });
   } catch (error) {
     return transportFailure(error);
@@ -157,7 +163,7 @@ interface GoogleError {
 }
 
 /**
- * Reads a failed v1 answer. Dead: a 404 or `UNREGISTERED` (the app was uninstalled or the token
+ * Reads a failed v1 answer. Dead: `UNREGISTERED` (the app was uninstalled or the token
  * expired), and an `INVALID_ARGUMENT` about the token itself (it was never valid); an
  * `INVALID_ARGUMENT` about another field is our request's fault and the token is kept.
  */
@@ -166,7 +172,9 @@ function v1Failure(response: OutboundResponse): MobileSendResult {
   const details: NonNullable<GoogleError['details']> = Array.isArray(error?.details) ? error.details : [];
   const errorCode = details.map((detail) => detail.errorCode).find((code) => typeof code === 'string');
   const status = typeof error?.status === 'string' ? error.status : undefined;
-  if (response.status === 404 || status === 'NOT_FOUND' || errorCode === 'UNREGISTERED') return { outcome: 'dead_token' };
+  // Only FCM's own verdict on the token: a bare 404 (a wrong base URL or project id, a proxy) must
+  // not delete every device of the project.
+  if (errorCode === 'UNREGISTERED') return { outcome: 'dead_token' };
   if (response.status === 400 && (status === 'INVALID_ARGUMENT' || errorCode === 'INVALID_ARGUMENT')) {
     const namesToken =
       details.some((detail) => Array.isArray(detail.fieldViolations) && detail.fieldViolations.some((v) => v.field === 'message.token')) ||
@@ -201,7 +209,12 @@ const tokens = new Map<string, CachedToken>();
 /** Fetches under way, so concurrent pushes of a cold instance share one token request. */
 const fetching = new Map<string, Promise<CachedToken>>();
 
-const cacheKey = (account: FcmServiceAccount, oauthBaseUrl: string) => `${account.client_email}\n${oauthBaseUrl}`;
+/**
+ * The whole credential names the entry, private key included: two tenants configuring the same
+ * `client_email` (by mistake or on purpose) never share a token unless they hold the same key.
+ */
+const cacheKey = (account: FcmServiceAccount, oauthBaseUrl: string) =>
+  createHash('sha256').update(`${account.client_email}\n${account.private_key}\n${oauthBaseUrl}`).digest('base64url');
 
 async function accessTokenFor(account: FcmServiceAccount, oauthBaseUrl: string): Promise<string> {
   const key = cacheKey(account, oauthBaseUrl);

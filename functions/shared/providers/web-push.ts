@@ -102,6 +102,7 @@ export function encryptWebPush(target: WebPushTarget, payload: string, vapid: Va
  * 404 and 410 the subscription is gone, 429 slow down (`Retry-After`), 413 payload too large, and
  * 400, 401 and 403 for a request the service refused (bad VAPID JWT or a key the subscription was not made for).
  * @param options.allowPrivate the SSRF guard's `allowPrivate` (the local runtime and tests reach loopback push services)
+ * @param options.timeoutMs connecting and the whole answer (default `OUTBOUND_TIMEOUT_MS`)
  * @throws OutboundError on a refused endpoint (`private_address`, `invalid_request`), `timeout` or `network`
  * @throws Error when the subscription or the VAPID keys are malformed
  */
@@ -109,11 +110,18 @@ export async function sendWebPush(
   target: WebPushTarget,
   payload: string,
   vapid: VapidKeys,
-  options: { allowPrivate?: boolean } = {},
+  options: { allowPrivate?: boolean; timeoutMs?: number } = {},
 ): Promise<{ status: number }> {
   const request = encryptWebPush(target, payload, vapid);
   const response = await send(
-    { target: 'user', url: request.endpoint, method: 'POST', headers: request.headers, body: request.body },
+    {
+      target: 'user',
+      url: request.endpoint,
+      method: 'POST',
+      headers: request.headers,
+      body: request.body,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    },
     options.allowPrivate === undefined ? {} : { allowPrivate: options.allowPrivate },
   );
   return { status: response.status };

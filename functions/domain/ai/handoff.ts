@@ -1,0 +1,287 @@
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { handoffTaskItem, resolveTaskUpdate } from '#domain/ai/agent-tasks';
+import { askAi, bulletLines, conversation, isAiConfigured, type PromptMessage } from '#domain/ai/assistant';
+import { listDispositions, requireKnownDisposition } from '#domain/ai/dispositions';
+import { newEvent, outboxPut } from '#domain/events/outbox';
+import { readMessages } from '#domain/messages/history';
+import { broadcastToRoom } from '#domain/realtime/broadcast';
+import { accessRoom } from '#domain/rooms/rooms';
+import { actorId, hasRole, type Principal } from '#shared/auth';
+import { HANDOFF_STATES, handoffKey } from '#shared/db/ai';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { roomKey } from '#shared/db/room';
+import { ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
+import { newId } from '#shared/ids';
+import { logger } from '#shared/logger';
+import * as z from '#shared/schema';
+
+/**
+ * Human handoff, the spec's state table: no handoff → `human_active` (`POST`), `human_active` →
+ * `completed` (`PATCH` with a disposition code), and a new `POST` after completion starts a new
+ * handoff. One item per room holds the current (or last) handoff; its `state` is what every AI
+ * answer in the room checks (`#domain/ai/handoff-state`). Each transition writes the handoff, its
+ * agent task (and on take-over the `handoff` event) in one transaction, then tells the room's
+ * sockets with a `handoff` frame.
+ */
+
+/** The spec's Limits row "Handoff context". */
+export const HANDOFF_CONTEXT_MESSAGES = 12;
+export const MAX_HANDOFF_NOTE_LENGTH = 2000;
+
+/** `ai`: the provider summarized the context; `excerpt`: AI is off or failed, so the messages themselves are the context. */
+export const CONTEXT_SOURCES = ['ai', 'excerpt'] as const;
+export type ContextSource = (typeof CONTEXT_SOURCES)[number];
+
+export const handoffItem = z.object({
+  pk: z.string(),
+  sk: z.string(),
+  projectId: z.string(),
+  roomId: z.string(),
+  handoffId: z.string(),
+  state: z.enum(HANDOFF_STATES),
+  agent_task_id: z.string(),
+  agentId: z.nullable(z.string()),
+  note: z.nullable(z.string()),
+  takenBy: z.string(),
+  takenAt: z.string(),
+  contextSummary: z.string(),
+  contextSource: z.enum(CONTEXT_SOURCES),
+  completedAt: z.nullable(z.string()),
+  completedBy: z.nullable(z.string()),
+  disposition: z.nullable(z.string()),
+  completionNote: z.nullable(z.string()),
+});
+export type HandoffItem = z.infer<typeof handoffItem>;
+
+export function toHandoff(item: HandoffItem) {
+  const { pk: _pk, sk: _sk, projectId: _projectId, ...handoff } = item;
+  return handoff;
+}
+export type Handoff = ReturnType<typeof toHandoff>;
+
+/** `GET`: the record, or `{ state: 'none' }` for a room that never had a handoff. */
+export type HandoffView = Handoff | { readonly state: 'none' };
+
+async function readHandoff(projectId: string, roomId: string): Promise<HandoffItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: handoffKey(projectId, roomId), ConsistentRead: true }));
+  return Item ? handoffItem.parse(Item) : undefined;
+}
+
+/** Moderators act on any room of their project, member or not: the room only has to exist there. */
+async function requireRoom(projectId: string, roomId: string): Promise<void> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId), ProjectionExpression: 'pk' }));
+  if (!Item) throw new RoomNotFoundError();
+}
+
+/**
+ * Members of the room (not its guests), and project moderators and above whether members or not;
+ * others get what `accessRoom` gives (404 for a room they cannot see, 403 otherwise).
+ */
+async function requireHandoffReader(principal: Principal, roomId: string): Promise<void> {
+  // accessRoom lets admins into rooms they are not members of, not moderators.
+  if (hasRole(principal, 'moderator')) return requireRoom(principal.projectId, roomId);
+  const { membership } = await accessRoom(principal, roomId, { join: false });
+  if (!membership) throw new ForbiddenError('You are not a member of this room', 'not_a_member');
+  if (membership.role === 'guest') throw new ForbiddenError("A room's guests may not read its handoff");
+}
+
+export async function getHandoff(principal: Principal, roomId: string): Promise<HandoffView> {
+  await requireHandoffReader(principal, roomId);
+  const item = await readHandoff(principal.projectId, roomId);
+  return item ? toHandoff(item) : { state: 'none' };
+}
+
+/**
+ * What the human taking over reads first: the AI's summary of the last 12 messages when AI is
+ * configured, else (or when the AI call fails for any reason, its quota included) the messages
+ * themselves as bounded prompt lines. A handoff never depends on AI.
+ */
+async function handoffContext(
+  projectId: string,
+  messages: readonly PromptMessage[],
+): Promise<{ contextSummary: string; contextSource: ContextSource }> {
+  const excerpt = conversation(messages);
+  if (messages.length === 0 || !isAiConfigured()) return { contextSummary: excerpt, contextSource: 'excerpt' };
+  try {
+    const answer = await askAi(projectId, 'handoff_summary', [
+      {
+        role: 'system',
+        content:
+          'A human support agent is taking this chat room over from AI. Brief them in 2 to 8 short bullet lines starting ' +
+          'with "- ": what the people want, what was already answered or tried, what is still open. Use only what the messages say.',
+      },
+      { role: 'user', content: `The last ${messages.length} messages (oldest first):\n${excerpt}` },
+    ]);
+    const summary = bulletLines(answer.content);
+    if (summary) return { contextSummary: summary, contextSource: 'ai' };
+  } catch (error) {
+    logger.warn('handoff.context_fallback', { projectId, error: error as Error });
+  }
+  return { contextSummary: excerpt, contextSource: 'excerpt' };
+}
+
+const handoffActive = () => new ConflictError('handoff_active', 'A human has already taken this room over; complete that handoff first');
+const noActiveHandoff = () => new ConflictError('no_active_handoff', 'This room has no active handoff to complete');
+
+/** The frame is a courtesy to connected clients: the transition is stored, so a failed post is logged, not thrown. */
+async function tellRoom(projectId: string, roomId: string, frame: Record<string, unknown>): Promise<void> {
+  try {
+    await broadcastToRoom(projectId, roomId, frame);
+  } catch (error) {
+    logger.error('handoff.broadcast_failed', { projectId, roomId, error: error as Error });
+  }
+}
+
+/**
+ * `POST /rooms/{roomId}/handoff` (moderators and above, minRole of the route): the room goes
+ * `human_active` with its context summary, a task claimed by `agentId` (or the caller), and the
+ * `handoff` event, in one transaction conditional on no active handoff (`409 handoff_active`).
+ */
+export async function startHandoff(principal: Principal, roomId: string, input: { agentId?: string; note?: string }): Promise<Handoff> {
+  const projectId = principal.projectId;
+  const [, current, { messages }] = await Promise.all([
+    requireRoom(projectId, roomId),
+    readHandoff(projectId, roomId),
+    readMessages(projectId, roomId, { limit: HANDOFF_CONTEXT_MESSAGES, consistent: true }),
+  ]);
+  // Checked here too so a take-over that cannot succeed spends no AI call; the transaction decides.
+  if (current?.state === 'human_active') throw handoffActive();
+
+  const context = await handoffContext(projectId, messages);
+  const takenBy = actorId(principal);
+  const takenAt = new Date().toISOString();
+  const handoffId = newId('hof');
+  const taskId = newId('task');
+  const agentId = input.agentId ?? null;
+  const note = input.note ?? null;
+  const item: HandoffItem = {
+    ...handoffKey(projectId, roomId),
+    projectId,
+    roomId,
+    handoffId,
+    state: 'human_active',
+    agent_task_id: taskId,
+    agentId,
+    note,
+    takenBy,
+    takenAt,
+    ...context,
+    completedAt: null,
+    completedBy: null,
+    disposition: null,
+    completionNote: null,
+  };
+  const task = handoffTaskItem(projectId, { taskId, roomId, handoffId, claimedBy: agentId ?? takenBy, note, createdAt: takenAt });
+  const event = newEvent('handoff', projectId, {
+    roomId,
+    handoffId,
+    state: 'human_active',
+    agentTaskId: taskId,
+    agentId,
+    takenBy,
+    note,
+    ...context,
+  });
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName,
+              Item: item,
+              ConditionExpression: 'attribute_not_exists(pk) OR #state <> :active',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: { ':active': 'human_active' },
+            },
+          },
+          { Put: { TableName: tableName, Item: task, ConditionExpression: 'attribute_not_exists(pk)' } },
+          outboxPut(event),
+        ],
+      }),
+    );
+  } catch (error) {
+    // Another take-over of the room won the race.
+    if (isConditionFailure(error)) throw handoffActive();
+    throw error;
+  }
+  await tellRoom(projectId, roomId, { type: 'handoff', roomId, state: 'human_active', handoffId, agentTaskId: taskId, agentId, takenBy });
+  return toHandoff(item);
+}
+
+/**
+ * `PATCH /rooms/{roomId}/handoff` (moderators and above): `409 no_active_handoff` unless a human
+ * has the room, `400 unknown_disposition` for a code the project does not have; otherwise the
+ * handoff is `completed` and its task `resolved` in one transaction, and AI may answer again.
+ */
+export async function completeHandoff(
+  principal: Principal,
+  roomId: string,
+  input: { disposition: string; note?: string },
+): Promise<Handoff> {
+  const projectId = principal.projectId;
+  const [, current, dispositions] = await Promise.all([
+    requireRoom(projectId, roomId),
+    readHandoff(projectId, roomId),
+    listDispositions(projectId),
+  ]);
+  if (current?.state !== 'human_active') throw noActiveHandoff();
+  requireKnownDisposition(dispositions, input.disposition);
+
+  const completedAt = new Date().toISOString();
+  const completedBy = actorId(principal);
+  const completionNote = input.note ?? null;
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: handoffKey(projectId, roomId),
+              UpdateExpression:
+                'SET #state = :completed, completedAt = :at, completedBy = :by, disposition = :disposition, completionNote = :note',
+              // The handoff that was read, still active: a concurrent completion (or a new take-over) wins.
+              ConditionExpression: '#state = :active AND handoffId = :handoffId',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: {
+                ':completed': 'completed',
+                ':active': 'human_active',
+                ':handoffId': current.handoffId,
+                ':at': completedAt,
+                ':by': completedBy,
+                ':disposition': input.disposition,
+                ':note': completionNote,
+              },
+            },
+          },
+          resolveTaskUpdate(projectId, current.agent_task_id, {
+            resolvedAt: completedAt,
+            resolvedBy: completedBy,
+            disposition: input.disposition,
+            note: completionNote,
+          }),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw noActiveHandoff();
+    throw error;
+  }
+  const completed: HandoffItem = {
+    ...current,
+    state: 'completed',
+    completedAt,
+    completedBy,
+    disposition: input.disposition,
+    completionNote,
+  };
+  await tellRoom(projectId, roomId, {
+    type: 'handoff',
+    roomId,
+    state: 'completed',
+    handoffId: current.handoffId,
+    disposition: input.disposition,
+  });
+  return toHandoff(completed);
+}

@@ -1,0 +1,8 @@
+import { getHandoff } from '#domain/ai/handoff';
+import { httpHandler, ok } from '#shared/http';
+import { roomParams } from '../params';
+
+/** 200 with the room's handoff record, or `{ state: 'none' }` when it never had one. */
+export const handler = httpHandler('GetRoomHandoff', { params: roomParams }, async ({ params, caller }) =>
+  ok(await getHandoff(caller, params.roomId)),
+);

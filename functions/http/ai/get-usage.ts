@@ -1,0 +1,4 @@
+import { usage } from '#domain/ai/quota';
+import { httpHandler, ok } from '#shared/http';
+
+export const handler = httpHandler('GetAiUsage', {}, async ({ caller }) => ok(await usage(caller.projectId)));

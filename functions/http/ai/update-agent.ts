@@ -1,0 +1,7 @@
+import { updateAgent } from '#domain/ai/agents';
+import { httpHandler, ok } from '#shared/http';
+import { agentParams, updateAgentBody } from './agent-schemas';
+
+export const handler = httpHandler('UpdateAgent', { params: agentParams, body: updateAgentBody }, async ({ params, body, caller }) =>
+  ok(await updateAgent(caller.projectId, params.agentId, body)),
+);
