@@ -85,7 +85,7 @@ const configSchema = z.object({
   /** Model of thread, room and handoff summaries; unset: `AI_SUGGEST_MODEL`, then `AI_MODEL`. */
   AI_SUMMARY_MODEL: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** Per attempt; each AI call makes at most `AI_ATTEMPTS` attempts. */
-  AI_TIMEOUT_MS: positiveInt(20_000),
+  AI_TIMEOUT_MS: positiveInt(10_000),
   AI_ATTEMPTS: z._default(z.coerce.number().check(z.int(), z.positive(), z.maximum(5)), 3),
   /** Characters of conversation any prompt may carry; longer messages are cut, older ones dropped. */
   AI_PROMPT_MAX_CHARS: positiveInt(24_000),

@@ -32,6 +32,7 @@ export async function sendRoomSummaryJob(job: {
   readonly kind: string;
   readonly projectId: string;
   readonly roomId: string;
+  readonly jobId: string;
 }): Promise<void> {
   await sendBatches(bound('queue:RoomSummary'), [{ body: job, attributes: {} }]);
 }

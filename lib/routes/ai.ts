@@ -10,7 +10,7 @@ const agentSpeaker: readonly Binding[] = [...new Set([...messageWriter, ...aiCal
 export const roomSummaryQueue: QueueDefinition = {
   id: 'RoomSummary',
   // Six times the summarizer's timeout, as AWS advises for SQS event sources.
-  visibilityTimeoutSeconds: 360,
+  visibilityTimeoutSeconds: 540,
   maxReceiveCount: 3,
   summary: 'Room summary jobs, at most one queued per room at a time',
 };
@@ -28,6 +28,8 @@ export const ai: Area = {
       auth: 'user',
       rateLimit: { bucket: 'thread-summary', per: 'user', setting: 'RATE_LIMIT_THREAD_SUMMARY_PER_MINUTE' },
       bindings: aiCaller,
+      // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
+      timeoutSeconds: 29,
       summary: 'Summarize the thread a message belongs to (breadth-first from its root, up to 40 messages)',
     },
     {
@@ -38,6 +40,8 @@ export const ai: Area = {
       auth: 'user',
       flag: 'reply_suggestions',
       bindings: aiCaller,
+      // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
+      timeoutSeconds: 29,
       summary: 'Up to three suggested replies from the recent messages of a room',
     },
     {
@@ -114,6 +118,8 @@ export const ai: Area = {
       handler: 'http/ai/invoke-agent.ts',
       auth: 'user',
       bindings: agentSpeaker,
+      // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
+      timeoutSeconds: 29,
       summary: 'Make an agent answer in a room (409 human_handoff_active during a handoff)',
     },
     {
@@ -133,6 +139,8 @@ export const ai: Area = {
       auth: 'userOrService',
       minRole: 'moderator',
       bindings: [...agentSpeaker],
+      // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
+      timeoutSeconds: 29,
       summary: 'A human takes over from AI: context summary, an auto-claimed agent task, the handoff frame and event',
     },
     {
@@ -183,7 +191,8 @@ export const ai: Area = {
       handler: 'workers/summarize-room.ts',
       batchSize: 1,
       maxConcurrency: 2,
-      timeoutSeconds: 60,
+      // Above the room summary's AI budget (60 s).
+      timeoutSeconds: 90,
       bindings: aiCaller,
       summary: 'Writes one room summary and announces room.summary',
     },
@@ -208,8 +217,9 @@ export const ai: Area = {
       handler: 'workers/answer-agent-mentions.ts',
       batchSize: 10,
       maxConcurrency: 2,
-      timeoutSeconds: 60,
-      visibilityTimeoutSeconds: 360,
+      // Above an agent's AI budget (24 s) with the answers of a batch running side by side.
+      timeoutSeconds: 90,
+      visibilityTimeoutSeconds: 540,
       maxReceiveCount: 3,
       bindings: agentSpeaker,
       summary: 'An @mention of an agent makes it answer in the room, unless a human has taken over',

@@ -85,6 +85,11 @@ export interface HttpRoute {
    * the account's concurrency. @default - unreserved (the account pool)
    */
   readonly reservedConcurrency?: 'streams';
+  /**
+   * Seconds the route's function may run; API Gateway's HTTP API ends every request at 30 s, so
+   * routes that wait on a provider (AI) set up to 29. @default ChatFunction's (10 s)
+   */
+  readonly timeoutSeconds?: number;
   readonly summary: string;
 }
 

@@ -89,10 +89,10 @@ export interface ChatConfig {
   readonly region?: string;
 }
 
-/** The defaults of {@link ChatConfig}, merged under `overrides`; validates what handlers would reject at cold start. */
 /** The model settings a deployment may choose (CDK context keys of the same names). */
 export const AI_MODEL_SETTINGS = ['AI_MODEL', 'AI_SUGGEST_MODEL', 'AI_SUMMARY_MODEL'] as const;
 
+/** The defaults of {@link ChatConfig}, merged under `overrides`; validates what handlers would reject at cold start. */
 export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConfig {
   const stage = overrides.stage ?? 'dev';
   const config: ChatConfig = {

@@ -204,10 +204,31 @@ describe('thread summary', () => {
     // Act
     await eventually('the thread indexed', async () => (await summarize(author, roomId, root)).body.messageCount === 40);
 
-    // Assess
+    // Assess: bounded, and what is cut is the end of the thread, never its root
     const prompt = ai.requests.at(-1)?.messages.at(-1)?.content ?? '';
     expect(prompt.length).toBeLessThanOrEqual(PROMPT_MAX_CHARS + 100);
     expect(prompt.length).toBeGreaterThan(PROMPT_MAX_CHARS / 2);
+    expect(idsIn(lastThreadPrompt())[0]).toBe(root);
+  });
+
+  it('answers 409 e2e_room in an end-to-end encrypted room: its ciphertext never goes to a provider', async () => {
+    // Arrange
+    const author = await user();
+    const roomId = unique('e2e');
+    await call('/rooms', { apiKey, body: { id: roomId, type: 'group', members: [author.userId], e2eEnabled: true } });
+    const root = await post(author, roomId, 'Y2lwaGVy');
+    await post(author, roomId, 'dGV4dA==', root);
+    await post(author, roomId, 'b25seQ==', root);
+    const requestsBefore = ai.requests.length;
+
+    // Act
+    const summary = await summarize(author, roomId, root);
+    const suggestions = await call('/messages/suggest-replies', { token: author.token, body: { roomId } });
+
+    // Assess
+    expect(summary).toMatchObject({ status: 409, body: { error: { code: 'e2e_room' } } });
+    expect(suggestions).toMatchObject({ status: 409, body: { error: { code: 'e2e_room' } } });
+    expect(ai.requests.length).toBe(requestsBefore);
   });
 
   it('turns provider failures into 502 with a code: errors, garbage and time-outs', async () => {

@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { askAi, conversation, isAiConfigured, type PromptMessage, requireAi } from '#domain/ai/assistant';
+import { askAi, conversation, isAiConfigured, type PromptMessage, refuseE2eRoom, requireAi } from '#domain/ai/assistant';
 import { isHandoffActive, requireNoHandoff } from '#domain/ai/handoff-state';
 import { mentionedUserIds } from '#domain/events/message-events';
 import { onceFor } from '#domain/events/once';
@@ -268,6 +268,7 @@ export async function invokeAgent(principal: UserPrincipal, agentId: string, inp
   requireAi();
   const agent = await getAgent(principal.projectId, agentId);
   const { room } = await accessRoom(principal, input.roomId, { join: false });
+  refuseE2eRoom(room);
   await requireNoHandoff(principal.projectId, input.roomId);
   const prompt = input.prompt?.trim();
   return answerInRoom(agent, room, {
@@ -314,7 +315,8 @@ export async function answerMentions(event: DomainEvent<'message.created'>): Pro
         throw error;
       },
     );
-    if (!room) return;
+    // An encrypted room's messages are ciphertext to the service: nothing for an agent to read.
+    if (!room || room.e2eEnabled) return;
     // Side by side, so several agents take no longer than the slowest within the subscriber's timeout.
     const outcomes = await Promise.allSettled(
       agents.map((agent) =>
@@ -392,7 +394,7 @@ async function answerInRoom(agent: Agent, room: RoomItem, ask: AnswerRequest): P
     const { message } = await sendMessage(
       principal,
       { roomId, content, ...(ask.clientMessageId ? { clientMessageId: ask.clientMessageId } : {}) },
-      { source: 'api' },
+      { source: 'agent' },
     );
     return message;
   } finally {

@@ -1,7 +1,7 @@
 import { countInvocation, requireQuota } from '#domain/ai/quota';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
-import { HttpError } from '#shared/errors';
+import { ConflictError, HttpError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { AiProviderError, type ChatMessage, chatCompletion } from '#shared/providers/ai';
 import { secretValue } from '#shared/secrets';
@@ -51,9 +51,32 @@ export interface AiAnswer {
 }
 
 /**
- * One AI call for a project: configuration, quota (402), the provider with its timeouts and
- * bounded retries, then one `agent_invocations`. A provider failure is a 502 whose code says which
- * (`ai_timeout`, `ai_provider_error`, `ai_bad_response`); the key never appears in it.
+ * How long each purpose may wait for the provider, all attempts included. Routes behind API
+ * Gateway must answer within its 30 s (their functions may run 29 s); a handoff must not wait on AI
+ * at all long, since it falls back to an excerpt; a room summary runs in a queue worker.
+ */
+const BUDGET_MS: Readonly<Record<AiPurpose, number>> = {
+  thread_summary: 24_000,
+  suggestions: 24_000,
+  agent: 24_000,
+  handoff_summary: 5_000,
+  room_summary: 60_000,
+};
+
+/** Per-attempt timeout and attempts that fit the purpose's budget. */
+function attemptsWithin(purpose: AiPurpose): { timeoutMs: number; attempts: number } {
+  const budget = BUDGET_MS[purpose];
+  const timeoutMs = Math.min(config.AI_TIMEOUT_MS, budget);
+  const attempts = purpose === 'handoff_summary' ? 1 : Math.max(1, Math.min(config.AI_ATTEMPTS, Math.floor(budget / timeoutMs)));
+  return { timeoutMs, attempts };
+}
+
+/**
+ * One AI call for a project: configuration, quota (402), the provider within the purpose's budget,
+ * counted as one `agent_invocations` before it is made (the provider may bill a call that fails,
+ * and a count written after the answer could fail and turn a paid answer into an error). A
+ * provider failure is a 502 whose code says which (`ai_timeout`, `ai_provider_error`,
+ * `ai_bad_response`); the key never appears in it.
  */
 export async function askAi(
   projectId: string,
@@ -65,6 +88,7 @@ export async function askAi(
   await requireQuota(projectId);
   const model = modelFor(purpose, options.model);
   const apiKey = boundIfSet('secret:ai-key') ? await secretValue('ai-key') : undefined;
+  await countInvocation(projectId);
   try {
     const completion = await chatCompletion({
       baseUrl,
@@ -72,17 +96,13 @@ export async function askAi(
       model,
       messages,
       maxTokens: options.maxTokens ?? 512,
-      timeoutMs: config.AI_TIMEOUT_MS,
-      attempts: config.AI_ATTEMPTS,
+      ...attemptsWithin(purpose),
     });
     return { content: completion.content.trim(), model: completion.model || model };
   } catch (error) {
     if (!(error instanceof AiProviderError)) throw error;
     logger.warn('ai.provider_failed', { projectId, purpose, model, code: error.code, status: error.status });
     throw new HttpError(502, error.code, `The AI provider failed (${error.code})`);
-  } finally {
-    // A call the provider answered or refused still used the project's quota: the provider may bill it.
-    await countInvocation(projectId);
   }
 }
 
@@ -95,14 +115,15 @@ export interface PromptMessage {
 }
 
 /**
- * Messages as prompt text, bounded: each cut to `AI_PROMPT_MESSAGE_MAX_CHARS`, and the oldest
- * dropped once the whole passes `AI_PROMPT_MAX_CHARS`, so no room, however long its messages,
- * makes a prompt bigger than the settings allow.
+ * Messages as prompt text, bounded: each cut to `AI_PROMPT_MESSAGE_MAX_CHARS`, and once the whole
+ * passes `AI_PROMPT_MAX_CHARS` the rest is dropped, so no room, however long its messages, makes a
+ * prompt bigger than the settings allow. `keep: 'newest'` (a room's recent talk) drops the oldest;
+ * `keep: 'first'` (a thread, root first) drops the last.
  */
-export function conversation(messages: readonly PromptMessage[]): string {
+export function conversation(messages: readonly PromptMessage[], keep: 'newest' | 'first' = 'newest'): string {
   const lines: string[] = [];
   let size = 0;
-  for (const message of [...messages].reverse()) {
+  for (const message of keep === 'newest' ? [...messages].reverse() : messages) {
     const content =
       message.content.length > config.AI_PROMPT_MESSAGE_MAX_CHARS
         ? `${message.content.slice(0, config.AI_PROMPT_MESSAGE_MAX_CHARS)}…`
@@ -112,7 +133,12 @@ export function conversation(messages: readonly PromptMessage[]): string {
     lines.push(line);
     size += line.length + 1;
   }
-  return lines.reverse().join('\n');
+  return (keep === 'newest' ? lines.reverse() : lines).join('\n');
+}
+
+/** `409 e2e_room`: an end-to-end encrypted room's messages are ciphertext to the service, and never go to a provider. */
+export function refuseE2eRoom(room: { readonly e2eEnabled: boolean }): void {
+  if (room.e2eEnabled) throw new ConflictError('e2e_room', 'AI cannot read an end-to-end encrypted room');
 }
 
 /** Bullet lines (`- ...`) out of whatever list the model wrote. */

@@ -68,9 +68,13 @@ async function readHandoff(projectId: string, roomId: string): Promise<HandoffIt
 }
 
 /** Moderators act on any room of their project, member or not: the room only has to exist there. */
-async function requireRoom(projectId: string, roomId: string): Promise<void> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId), ProjectionExpression: 'pk' }));
+/** The room must exist; whether it is end-to-end encrypted decides whether AI may read its context. */
+async function requireRoom(projectId: string, roomId: string): Promise<{ e2eEnabled: boolean }> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId), ProjectionExpression: 'pk, e2eEnabled' }),
+  );
   if (!Item) throw new RoomNotFoundError();
+  return { e2eEnabled: Item.e2eEnabled === true };
 }
 
 /**
@@ -79,7 +83,10 @@ async function requireRoom(projectId: string, roomId: string): Promise<void> {
  */
 async function requireHandoffReader(principal: Principal, roomId: string): Promise<void> {
   // accessRoom lets admins into rooms they are not members of, not moderators.
-  if (hasRole(principal, 'moderator')) return requireRoom(principal.projectId, roomId);
+  if (hasRole(principal, 'moderator')) {
+    await requireRoom(principal.projectId, roomId);
+    return;
+  }
   const { membership } = await accessRoom(principal, roomId, { join: false });
   if (!membership) throw new ForbiddenError('You are not a member of this room', 'not_a_member');
   if (membership.role === 'guest') throw new ForbiddenError("A room's guests may not read its handoff");
@@ -99,9 +106,11 @@ export async function getHandoff(principal: Principal, roomId: string): Promise<
 async function handoffContext(
   projectId: string,
   messages: readonly PromptMessage[],
+  room: { readonly e2eEnabled: boolean },
 ): Promise<{ contextSummary: string; contextSource: ContextSource }> {
   const excerpt = conversation(messages);
-  if (messages.length === 0 || !isAiConfigured()) return { contextSummary: excerpt, contextSource: 'excerpt' };
+  // An encrypted room's messages are ciphertext to the service: they never go to a provider.
+  if (messages.length === 0 || room.e2eEnabled || !isAiConfigured()) return { contextSummary: excerpt, contextSource: 'excerpt' };
   try {
     const answer = await askAi(projectId, 'handoff_summary', [
       {
@@ -139,7 +148,7 @@ async function tellRoom(projectId: string, roomId: string, frame: Record<string,
  */
 export async function startHandoff(principal: Principal, roomId: string, input: { agentId?: string; note?: string }): Promise<Handoff> {
   const projectId = principal.projectId;
-  const [, current, { messages }] = await Promise.all([
+  const [room, current, { messages }] = await Promise.all([
     requireRoom(projectId, roomId),
     readHandoff(projectId, roomId),
     readMessages(projectId, roomId, { limit: HANDOFF_CONTEXT_MESSAGES, consistent: true }),
@@ -147,7 +156,7 @@ export async function startHandoff(principal: Principal, roomId: string, input: 
   // Checked here too so a take-over that cannot succeed spends no AI call; the transaction decides.
   if (current?.state === 'human_active') throw handoffActive();
 
-  const context = await handoffContext(projectId, messages);
+  const context = await handoffContext(projectId, messages, room);
   const takenBy = actorId(principal);
   const takenAt = new Date().toISOString();
   const handoffId = newId('hof');

@@ -1,5 +1,6 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { askAi, bulletLines, conversation, isAiConfigured } from '#domain/ai/assistant';
+import { QuotaExceededError, requireQuota } from '#domain/ai/quota';
 import { newEvent, outboxPut } from '#domain/events/outbox';
 import { readMessages } from '#domain/messages/history';
 import { accessRoom } from '#domain/rooms/rooms';
@@ -7,6 +8,7 @@ import type { Principal } from '#shared/auth';
 import { config } from '#shared/config';
 import { type RoomSummaryItem, roomSummariesPk, roomSummaryItem, roomSummaryKey, roomSummaryStateKey } from '#shared/db/ai';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { type RoomItem, roomItem, roomKey } from '#shared/db/room';
 import { newId } from '#shared/ids';
 import { sendRoomSummaryJob } from '#shared/queue';
 
@@ -26,6 +28,8 @@ export interface RoomSummaryJob {
   readonly kind: 'room_summary';
   readonly projectId: string;
   readonly roomId: string;
+  /** The claim the job holds: a job whose claim another job has taken over ends without work. */
+  readonly jobId: string;
 }
 
 /** Counts `count` new messages in a room and queues its summary job when the thresholds pass. */
@@ -44,12 +48,15 @@ export async function countRoomMessages(projectId: string, roomId: string, count
   const pending = Number(Attributes.pending ?? 0);
   const lastSummaryAt = Number(Attributes.lastSummaryAt ?? 0);
   if (pending < config.ROOM_SUMMARY_MIN_MESSAGES || now - lastSummaryAt < config.ROOM_SUMMARY_MIN_INTERVAL_SECONDS) return false;
+  // A project out of quota queues nothing until its quota allows (the total is cached per instance).
+  if (!(await withinQuota(projectId))) return false;
+  const jobId = newId('job');
   try {
     await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: roomSummaryStateKey(projectId, roomId),
-        UpdateExpression: 'SET jobQueuedAt = :now',
+        UpdateExpression: 'SET jobQueuedAt = :now, jobId = :job',
         // The thresholds again, inside the claim: a job that finished since the count was read
         // has moved lastSummaryAt and pending on, and must not be followed by a second one at once.
         ConditionExpression:
@@ -57,6 +64,7 @@ export async function countRoomMessages(projectId: string, roomId: string, count
           'AND (attribute_not_exists(lastSummaryAt) OR lastSummaryAt <= :intervalAgo)',
         ExpressionAttributeValues: {
           ':now': now,
+          ':job': jobId,
           ':stale': now - STALE_JOB_SECONDS,
           ':min': config.ROOM_SUMMARY_MIN_MESSAGES,
           ':intervalAgo': now - config.ROOM_SUMMARY_MIN_INTERVAL_SECONDS,
@@ -67,22 +75,71 @@ export async function countRoomMessages(projectId: string, roomId: string, count
     if (isConditionFailure(error)) return false;
     throw error;
   }
-  await sendRoomSummaryJob({ kind: 'room_summary', projectId, roomId });
+  try {
+    await sendRoomSummaryJob({ kind: 'room_summary', projectId, roomId, jobId });
+  } catch (error) {
+    // Not queued: the claim goes, so the retried batch (or the next one) can claim again.
+    await releaseClaim(projectId, roomId, jobId);
+    throw error;
+  }
   return true;
 }
 
-/** The summarizer's half: the room's newest messages since the last summary, summarized and announced. */
+/** Frees the room's job slot if `jobId` still holds it. */
+async function releaseClaim(projectId: string, roomId: string, jobId: string, extra: { backOff?: boolean } = {}): Promise<void> {
+  await db
+    .send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: roomSummaryStateKey(projectId, roomId),
+        UpdateExpression: extra.backOff ? 'SET lastSummaryAt = :now REMOVE jobQueuedAt, jobId' : 'REMOVE jobQueuedAt, jobId',
+        ConditionExpression: 'jobId = :job',
+        ExpressionAttributeValues: { ':job': jobId, ...(extra.backOff ? { ':now': Math.floor(Date.now() / 1000) } : {}) },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}
+
+async function readRoomItem(projectId: string, roomId: string): Promise<RoomItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
+  return Item ? roomItem.parse(Item) : undefined;
+}
+
+async function withinQuota(projectId: string): Promise<boolean> {
+  try {
+    await requireQuota(projectId);
+    return true;
+  } catch (error) {
+    if (error instanceof QuotaExceededError) return false;
+    throw error;
+  }
+}
+
+/**
+ * The summarizer's half: the room's newest messages since the last summary, summarized and
+ * announced, by the job that holds the room's claim only (a redelivered or superseded job ends
+ * without work). A failing provider keeps the claim and the queue retries the job; a project out
+ * of quota, or an encrypted room, backs off one interval instead of retrying.
+ */
 export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryItem | undefined> {
-  const { projectId, roomId } = job;
+  const { projectId, roomId, jobId } = job;
   const key = roomSummaryStateKey(projectId, roomId);
   const { Item: state = {} } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  if (state.jobId !== jobId) return undefined;
+  const room = await readRoomItem(projectId, roomId);
+  if (!room || room.e2eEnabled) {
+    // Deleted, or ciphertext to the service: nothing a provider may read.
+    await releaseClaim(projectId, roomId, jobId, { backOff: true });
+    return undefined;
+  }
   const counted = Number(state.pending ?? 0);
   const since = Number(state.lastSummarizedMessageId ?? 0);
   const { messages } = await readMessages(projectId, roomId, { limit: config.ROOM_SUMMARY_MAX_MESSAGES });
   const fresh = messages.filter((message) => message.id > since);
-  const release = () => db.send(new UpdateCommand({ TableName: tableName, Key: key, UpdateExpression: 'REMOVE jobQueuedAt' }));
   if (fresh.length === 0) {
-    await release();
+    await releaseClaim(projectId, roomId, jobId);
     return undefined;
   }
   let answer: Awaited<ReturnType<typeof askAi>>;
@@ -95,8 +152,10 @@ export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryIte
       { role: 'user', content: `Messages since the last summary (oldest first):\n${conversation(fresh)}` },
     ]);
   } catch (error) {
-    // The slot is freed so the next message can queue a new job; the queue retries a failed provider.
-    await release();
+    if (error instanceof QuotaExceededError) {
+      await releaseClaim(projectId, roomId, jobId, { backOff: true });
+      return undefined;
+    }
     throw error;
   }
   const createdAt = new Date().toISOString();
@@ -111,23 +170,36 @@ export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryIte
     createdAt,
   };
   const { model: _model, ...payload } = item;
-  await db.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Put: { TableName: tableName, Item: { ...roomSummaryKey(projectId, roomId, createdAt, item.summaryId), ...item } } },
-        {
-          Update: {
-            TableName: tableName,
-            Key: key,
-            // Messages counted while this job ran stay counted for the next one.
-            UpdateExpression: 'SET lastSummaryAt = :at, lastSummarizedMessageId = :to ADD pending :minus REMOVE jobQueuedAt',
-            ExpressionAttributeValues: { ':at': Math.floor(Date.now() / 1000), ':to': item.toMessageId, ':minus': -counted },
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: { ...roomSummaryKey(projectId, roomId, createdAt, item.summaryId), ...item } } },
+          {
+            Update: {
+              TableName: tableName,
+              Key: key,
+              // Messages counted while this job ran stay counted for the next one; only the claim's holder writes.
+              UpdateExpression: 'SET lastSummaryAt = :at, lastSummarizedMessageId = :to ADD pending :minus REMOVE jobQueuedAt, jobId',
+              ConditionExpression: 'jobId = :job',
+              ExpressionAttributeValues: {
+                ':at': Math.floor(Date.now() / 1000),
+                ':to': item.toMessageId,
+                ':minus': -counted,
+                ':job': jobId,
+              },
+            },
           },
-        },
-        outboxPut(newEvent('room.summary', projectId, payload)),
-      ],
-    }),
-  );
+          outboxPut(newEvent('room.summary', projectId, payload)),
+        ],
+      }),
+    );
+  } catch (error) {
+    // Another job took the claim over (this one ran past the stale limit): its summary stands.
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+
   return item;
 }
 

@@ -1,4 +1,4 @@
-import { askAi, conversation, requireAi } from '#domain/ai/assistant';
+import { askAi, conversation, refuseE2eRoom, requireAi } from '#domain/ai/assistant';
 import { readMessages } from '#domain/messages/history';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
@@ -15,7 +15,8 @@ const MAX_SUGGESTION_CHARS = 300;
  */
 export async function suggestReplies(principal: UserPrincipal, roomId: string, messageId?: number) {
   requireAi();
-  await accessRoom(principal, roomId, { join: false });
+  const { room } = await accessRoom(principal, roomId, { join: false });
+  refuseE2eRoom(room);
   const { messages } = await readMessages(principal.projectId, roomId, {
     limit: CONTEXT_MESSAGES,
     ...(messageId === undefined ? {} : { before: messageId + 1 }),

@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { askAi, bulletLines, conversation, requireAi } from '#domain/ai/assistant';
+import { askAi, bulletLines, conversation, refuseE2eRoom, requireAi } from '#domain/ai/assistant';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
 import { db, tableName } from '#shared/db/client';
@@ -43,22 +43,27 @@ async function rootOf(message: MessageItem): Promise<MessageItem> {
 /**
  * The thread of `messageId`: its root, then up to 39 replies breadth-first (one Query of the
  * thread's gsi1 partition, whose sort keys are breadth-first order), `truncated` when more exist.
+ * A reply names its root, so the root and the Query go out together: 3 requests.
  */
 export async function collectThread(projectId: string, roomId: string, messageId: number) {
   const message = await messageIn(projectId, roomId, messageId);
   if (!message) throw new MessageNotFoundError();
-  const [root, replies] = await Promise.all([
-    rootOf(message),
+  const known = message.thread_root ?? (message.parent_id === null ? message.id : undefined);
+  const repliesOf = (rootId: number) =>
     db.send(
       new QueryCommand({
         TableName: tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :thread',
-        ExpressionAttributeValues: { ':thread': threadIndexPk(projectId, roomId, message.thread_root ?? message.id) },
+        ExpressionAttributeValues: { ':thread': threadIndexPk(projectId, roomId, rootId) },
         Limit: THREAD_MAX_MESSAGES,
       }),
-    ),
-  ]);
+    );
+  // A reply stored without its placement is walked up first, and its thread read from the root found.
+  const [root, replies] =
+    known === undefined
+      ? await rootOf(message).then(async (found) => [found, await repliesOf(found.id)] as const)
+      : await Promise.all([rootOf(message), repliesOf(known)]);
   const found = (replies.Items ?? []).map((item) => messageItem.parse(item));
   const truncated = found.length >= THREAD_MAX_MESSAGES;
   return { root, messages: [root, ...found.slice(0, THREAD_MAX_MESSAGES - 1)], truncated };
@@ -70,7 +75,8 @@ export async function collectThread(projectId: string, roomId: string, messageId
  */
 export async function summarizeThread(principal: Principal, roomId: string, messageId: number): Promise<ThreadSummary> {
   requireAi();
-  await accessRoom(principal, roomId, { join: false });
+  const { room } = await accessRoom(principal, roomId, { join: false });
+  refuseE2eRoom(room);
   const { root, messages, truncated } = await collectThread(principal.projectId, roomId, messageId);
   if (messages.length < THREAD_MIN_MESSAGES) {
     throw new BadRequestError(
@@ -86,7 +92,8 @@ export async function summarizeThread(principal: Principal, roomId: string, mess
         'You summarize chat threads. Answer with 2 to 6 short bullet lines starting with "- ": the question or topic, ' +
         'decisions, open points. Use only what the messages say.',
     },
-    { role: 'user', content: `Thread (oldest first, replies breadth-first):\n${conversation(messages)}` },
+    // Root first: a thread too long for the prompt loses its last replies, never its question.
+    { role: 'user', content: `Thread (root first, replies breadth-first):\n${conversation(messages, 'first')}` },
   ]);
   return { summary: bulletLines(answer.content), rootMessageId: root.id, messageCount: messages.length, truncated };
 }

@@ -23,8 +23,12 @@ import { logger } from '#shared/logger';
 import { createdAtMsOf, messageIdFor, nextSlot } from './message-ids';
 import type { MessageInput } from './message-input';
 
-/** Where a message came from; imports skip the sender rate limit and do not need room membership. */
-export type MessageSource = 'api' | 'websocket' | 'import';
+/**
+ * Where a message came from; imports skip the sender rate limit and do not need room membership.
+ * An agent's answer (`agent`) skips the sender limit too: it comes after the AI call was paid for,
+ * and a 429 then would throw the answer away; what an agent may spend is bounded by the quota.
+ */
+export type MessageSource = 'api' | 'websocket' | 'import' | 'agent';
 
 export interface SendContext {
   readonly source: MessageSource;
@@ -61,7 +65,7 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
   // A public room is joined below, once nothing can refuse the message.
   const access = await accessRoom(principal, input.roomId, { join: false });
 
-  if (principal.kind === 'user' && context.source !== 'import') {
+  if (principal.kind === 'user' && context.source !== 'import' && context.source !== 'agent') {
     await consumeRateLimit(
       projectId,
       'messages',

@@ -52,8 +52,11 @@ const idSegment = (id: number) => String(id).padStart(MESSAGE_ID_DIGITS, '0');
 
 export function threadPlacement(parent: MessageItem): ThreadPlacement {
   if (parent.thread_root === undefined) return { root: parent.id, depth: 1, path: '' };
-  const path = [parent.thread_path, idSegment(parent.id)].filter(Boolean).join('#');
-  return { root: parent.thread_root, depth: (parent.thread_depth ?? 1) + 1, path };
+  const depth = (parent.thread_depth ?? 1) + 1;
+  // Past the indexed depth the path is not part of the key: it stops growing, so a chain of
+  // replies however long keeps its items small.
+  if (depth > MAX_INDEXED_DEPTH) return { root: parent.thread_root, depth, path: '' };
+  return { root: parent.thread_root, depth, path: [parent.thread_path, idSegment(parent.id)].filter(Boolean).join('#') };
 }
 
 export const threadIndexPk = (projectId: string, roomId: string, rootId: number) => `${roomMessagesPk(projectId, roomId)}#THREAD#${rootId}`;
