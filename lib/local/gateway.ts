@@ -186,8 +186,15 @@ export async function startGateway(options: {
   let stopping = false;
   let ready = false;
 
+  /**
+   * The request target is always a path here (origin-form). Resolved against the base it would be
+   * read as a URL of its own when it starts with `//` (`//?x` names the host `?x` and throws), so it
+   * is appended to the base instead: `//rooms` stays a path, which no route serves.
+   */
+  const requestUrl = (target: string | undefined) => new URL(`${baseUrl}${target?.startsWith('/') ? target : `/${target ?? ''}`}`);
+
   async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', baseUrl);
+    const url = requestUrl(request.url);
     const method = (request.method ?? 'GET').toUpperCase();
     if (url.pathname.startsWith('/@connections/')) return handleManagementApi(method, url, request, response);
     // Setup (the demo project, its key) runs after the port opens; a probe must not see it half done.
@@ -363,7 +370,7 @@ export async function startGateway(options: {
   async function handleUpgrade(request: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): Promise<void> {
     // A client may vanish while `$connect` runs; its socket's error must not end the process.
     socket.on('error', () => socket.destroy());
-    const url = new URL(request.url ?? '/', baseUrl);
+    const url = requestUrl(request.url);
     const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(url.pathname);
     if (!channel && url.pathname !== '/ws') {
       return refuseUpgrade(socket, 404, { error: { code: 'not_found', message: `No WebSocket route for ${url.pathname}` } });

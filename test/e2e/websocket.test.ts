@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -410,12 +411,36 @@ describe('an upgrade the gateway refuses before any route runs', () => {
     { name: 'to a path no WebSocket route serves', path: '/ws/nowhere/at-all', status: 404, code: 'not_found' },
     { name: 'with a malformed percent-encoding', path: '/ws/rooms/%E0%A4%A', status: 400, code: 'invalid_path' },
     { name: 'whose request line is over 16 KB', path: `/ws/rooms/r?token=${'x'.repeat(20_000)}`, status: 431, code: 'headers_too_large' },
+    { name: 'to a path that begins with two slashes', path: '//?limit=0', status: 404, code: 'not_found' },
   ])('($name) answers $status with the JSON error shape', async ({ path, status, code }) => {
     // Act
     const handshake = await tryOpen(`${runtime().wsUrl}${path}`);
 
     // Assess
     expect(handshake).toMatchObject({ open: false, status, body: { error: { code, message: expect.any(String) } } });
+  });
+});
+
+describe('an HTTP request whose path begins with two slashes', () => {
+  it('is a 404 in the JSON error shape, not a gateway failure (the fuzz suite found it)', async () => {
+    // Act: a raw request line, as a client may send it (fetch would keep the path, a URL parser would not)
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { hostname, port } = new URL(runtime().baseUrl);
+      const request = httpRequest({ host: hostname, port, method: 'PATCH', path: '//?limit=0' }, (response) => {
+        let body = '';
+        response.on('data', (chunk) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+
+    // Assess
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+    expect((await api('/health')).status).toBe(200);
   });
 });
 
