@@ -538,31 +538,3 @@ describe('during a handoff', () => {
     expect(afterwards).toMatchObject({ status: 201, body: { message: { userId: target.userId } } });
   }, 30_000);
 });
-
-describe('without AI_BASE_URL', () => {
-  it('keeps the agent routes but answers invoke with 503 ai_not_configured', async () => {
-    // Arrange
-    // The test process carries the shared runtime's settings, AI_BASE_URL among them: cleared here.
-    const plain = await startLocalProcess({ args: ['--in-memory'], env: { AI_BASE_URL: '' } });
-    try {
-      const plainCall = clientOf(plain.baseUrl);
-      const token = (await plainCall('/auth/token', { apiKey: plain.apiKey, body: { userId: 'alice' } })).body.token as string;
-      await plainCall('/rooms', { token, body: { id: 'no-ai', type: 'group' } });
-      const created = await plainCall('/agents', {
-        apiKey: plain.apiKey,
-        body: { handle: 'helper', name: 'Helper', instructions: 'Help.' },
-      });
-
-      // Act
-      const invoked = await plainCall(`/agents/${created.body.id}/invoke`, { token, body: { roomId: 'no-ai' } });
-      const mentioned = await plainCall('/messages', { token, body: { roomId: 'no-ai', content: '@agent:helper hi' } });
-
-      // Assess
-      expect(created.status).toBe(201);
-      expect(invoked).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });
-      expect(mentioned.status).toBe(201);
-    } finally {
-      await plain.stop();
-    }
-  }, 90_000);
-});

@@ -375,7 +375,7 @@ describe('room summaries', () => {
 });
 
 describe('without AI_BASE_URL', () => {
-  it('answers 503 ai_not_configured on every AI route', async () => {
+  it('answers 503 ai_not_configured on every AI route, keeps the agent routes, and stores a mention without answering', async () => {
     // Arrange
     // The test process carries the shared runtime's settings, AI_BASE_URL among them: cleared here.
     const plain = await startLocalProcess({ args: ['--in-memory'], env: { AI_BASE_URL: '' } });
@@ -384,14 +384,23 @@ describe('without AI_BASE_URL', () => {
       const token = (await plainCall('/auth/token', { apiKey: plain.apiKey, body: { userId: 'alice' } })).body.token as string;
       await plainCall('/rooms', { token, body: { id: 'no-ai', type: 'group' } });
       const messageId = (await plainCall('/messages', { token, body: { roomId: 'no-ai', content: 'hello' } })).body.id as number;
+      const created = await plainCall('/agents', {
+        apiKey: plain.apiKey,
+        body: { handle: 'helper', name: 'Helper', instructions: 'Help.' },
+      });
 
       // Act
       const summary = await plainCall(`/messages/${messageId}/summary`, { token, body: { roomId: 'no-ai' } });
       const suggestions = await plainCall('/messages/suggest-replies', { token, body: { roomId: 'no-ai' } });
+      const invoked = await plainCall(`/agents/${created.body.id}/invoke`, { token, body: { roomId: 'no-ai' } });
+      const mentioned = await plainCall('/messages', { token, body: { roomId: 'no-ai', content: '@agent:helper hi' } });
 
       // Assess
       expect(summary).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });
       expect(suggestions).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });
+      expect(created.status).toBe(201);
+      expect(invoked).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });
+      expect(mentioned.status).toBe(201);
     } finally {
       await plain.stop();
     }

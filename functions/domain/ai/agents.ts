@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { askAi, conversation, isAiConfigured, type PromptMessage, refuseE2eRoom, requireAi } from '#domain/ai/assistant';
 import { isHandoffActive, requireNoHandoff } from '#domain/ai/handoff-state';
 import { mentionedUserIds } from '#domain/events/message-events';
@@ -14,6 +14,7 @@ import { agentKey, agentsPk } from '#shared/db/ai';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { membershipKey } from '#shared/db/membership';
 import type { Message } from '#shared/db/message';
+import { queryAll } from '#shared/db/query';
 import type { RoomItem } from '#shared/db/room';
 import { ConflictError, HttpError, NotFoundError, RoomNotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
@@ -103,22 +104,12 @@ const agentsCache = new TtlCache<Agent[]>(config.CACHE_TTL_MS);
 const forgetAgents = (projectId: string) => agentsCache.delete(projectId);
 
 async function queryAgents(projectId: string, consistent: boolean): Promise<Agent[]> {
-  const agents: Agent[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': agentsPk(projectId), ':prefix': AGENT_SK_PREFIX },
-        ConsistentRead: consistent,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    agents.push(...(page.Items ?? []).map((raw) => toAgent(agentItem.parse(raw))));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return agents;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': agentsPk(projectId), ':prefix': AGENT_SK_PREFIX },
+    ConsistentRead: consistent,
+  });
+  return items.map((raw) => toAgent(agentItem.parse(raw)));
 }
 
 async function cachedAgents(projectId: string): Promise<Agent[]> {

@@ -8,7 +8,7 @@ import type { Principal } from '#shared/auth';
 import { config } from '#shared/config';
 import { type RoomSummaryItem, roomSummariesPk, roomSummaryItem, roomSummaryKey, roomSummaryStateKey } from '#shared/db/ai';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
-import { type RoomItem, roomItem, roomKey } from '#shared/db/room';
+import { findRoom } from '#shared/db/room';
 import { newId } from '#shared/ids';
 import { sendRoomSummaryJob } from '#shared/queue';
 
@@ -102,11 +102,6 @@ async function releaseClaim(projectId: string, roomId: string, jobId: string, ex
     });
 }
 
-async function readRoomItem(projectId: string, roomId: string): Promise<RoomItem | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
-  return Item ? roomItem.parse(Item) : undefined;
-}
-
 async function withinQuota(projectId: string): Promise<boolean> {
   try {
     await requireQuota(projectId);
@@ -128,7 +123,7 @@ export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryIte
   const key = roomSummaryStateKey(projectId, roomId);
   const { Item: state = {} } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
   if (state.jobId !== jobId) return undefined;
-  const room = await readRoomItem(projectId, roomId);
+  const room = await findRoom(projectId, roomId);
   if (!room || room.e2eEnabled) {
     // Deleted, or ciphertext to the service: nothing a provider may read.
     await releaseClaim(projectId, roomId, jobId, { backOff: true });

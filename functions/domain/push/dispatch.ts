@@ -1,15 +1,13 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mentionedUserIds } from '#domain/events/message-events';
 import { onceFor } from '#domain/events/once';
 import { sendingConfig } from '#domain/push/config';
 import { type PushBatch, sendPushBatch } from '#domain/push/send';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
 import { ROOM_USER_COUNTER_SK_PREFIX, roomConnectionsPk } from '#shared/db/connection';
 import { type PushTarget, type RosterItem, rosterItem, rosterPk } from '#shared/db/push';
 import { queryAll } from '#shared/db/query';
-import { type RoomItem, roomItem, roomKey } from '#shared/db/room';
+import { findRoom, type RoomItem } from '#shared/db/room';
 import type { DomainEvent } from '#shared/events';
 import { sendPushBatches } from '#shared/queue';
 
@@ -56,10 +54,8 @@ async function roomOf(projectId: string, roomId: string): Promise<RoomItem | und
   const cacheKey = `${projectId}\u0000${roomId}`;
   const cached = roomCache.get(cacheKey);
   if (cached) return cached;
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
-  if (!Item) return undefined;
-  const room = roomItem.parse(Item);
-  roomCache.set(cacheKey, room);
+  const room = await findRoom(projectId, roomId);
+  if (room) roomCache.set(cacheKey, room);
   return room;
 }
 

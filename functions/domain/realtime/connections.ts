@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { deleteAll, putAll } from '#shared/db/batch';
@@ -19,6 +19,7 @@ import {
   userConnectionsPk,
   userCounterKey,
 } from '#shared/db/connection';
+import { queryAll } from '#shared/db/query';
 import * as z from '#shared/schema';
 
 /**
@@ -226,29 +227,18 @@ const roomRefItem = z.object({ connectionId: z.string(), userId: z.string(), ttl
  */
 async function queryRefs(pk: string, options: { consistent?: boolean; room?: string } = {}): Promise<ConnectionRef[]> {
   const now = nowSeconds();
-  const refs: ConnectionRef[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': CONNECTION_SK_PREFIX },
-        ...(options.room ? { ProjectionExpression: 'connectionId, userId, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
-        ExclusiveStartKey: startKey,
-        ConsistentRead: options.consistent,
-      }),
-    );
-    for (const raw of page.Items ?? []) {
-      const ref: ConnectionRef = options.room
-        ? { ...roomRefItem.parse(raw), channel: 'room', roomId: options.room }
-        : connectionRef.parse(raw);
-      // Expired but not yet swept by TTL: API Gateway has closed it.
-      if (ref.ttl > now) refs.push(ref);
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return refs;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': CONNECTION_SK_PREFIX },
+    ...(options.room ? { ProjectionExpression: 'connectionId, userId, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
+    ConsistentRead: options.consistent,
+  });
+  const refs = items.map(
+    (raw): ConnectionRef =>
+      options.room ? { ...roomRefItem.parse(raw), channel: 'room', roomId: options.room } : connectionRef.parse(raw),
+  );
+  // Expired but not yet swept by TTL: API Gateway has closed it.
+  return refs.filter((ref) => ref.ttl > now);
 }
 
 /**

@@ -18,7 +18,18 @@ import {
   toMember,
   userRoomsIndexKey,
 } from '#shared/db/membership';
-import { publicRoomsIndexKey, type Room, type RoomItem, type RoomType, roomIndexSk, roomItem, roomKey, toRoom } from '#shared/db/room';
+import { queryAll } from '#shared/db/query';
+import {
+  findRoom,
+  publicRoomsIndexKey,
+  type Room,
+  type RoomItem,
+  type RoomType,
+  roomIndexSk,
+  roomItem,
+  roomKey,
+  toRoom,
+} from '#shared/db/room';
 import { BadRequestError, ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
 
 /** Members named in one create request; more are added through the members route. */
@@ -38,9 +49,9 @@ const dmRoomId = (userA: string, userB: string) =>
   `dm_${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
 
 async function readRoom(projectId: string, roomId: string): Promise<RoomItem> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
-  if (!Item) throw new RoomNotFoundError();
-  return roomItem.parse(Item);
+  const room = await findRoom(projectId, roomId);
+  if (!room) throw new RoomNotFoundError();
+  return room;
 }
 
 /** A role for someone joining a public room on their own: guest-only tokens join as guests. */
@@ -273,21 +284,11 @@ export async function listRooms(
 
 export async function listMembers(principal: Principal, roomId: string): Promise<ReturnType<typeof toMember>[]> {
   await accessRoom(principal, roomId, { join: false });
-  const members: ReturnType<typeof toMember>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': roomPk(principal.projectId, roomId), ':prefix': MEMBER_SK_PREFIX },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    members.push(...(page.Items ?? []).map((raw) => toMember(membershipItem.parse(raw))));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return members;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': roomPk(principal.projectId, roomId), ':prefix': MEMBER_SK_PREFIX },
+  });
+  return items.map((raw) => toMember(membershipItem.parse(raw)));
 }
 
 /** Room owner, moderators and above add members or change their room role; dm membership is fixed. */

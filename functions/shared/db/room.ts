@@ -1,4 +1,6 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { db, tableName } from './client';
 import { projectPk, roomPk } from './keys';
 
 export const roomType = z.enum(['public', 'group', 'dm']);
@@ -43,3 +45,9 @@ export function toRoom(item: RoomItem) {
   };
 }
 export type Room = ReturnType<typeof toRoom>;
+
+/** The room item, `undefined` when the project has no such room (an eventually consistent read). */
+export async function findRoom(projectId: string, roomId: string): Promise<RoomItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
+  return Item ? roomItem.parse(Item) : undefined;
+}
