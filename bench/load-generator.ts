@@ -89,7 +89,7 @@ const methods = {
           new QueryCommand({
             TableName: target.tableName,
             KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': { S: 'P#bench-raw#R#raw-room' }, ':prefix': { S: 'C#' } },
+            ExpressionAttributeValues: { ':pk': { S: 'P#bench-raw#R#raw-room' }, ':prefix': { S: 'L#' } },
           }),
         );
         return true;

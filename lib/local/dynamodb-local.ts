@@ -44,6 +44,15 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
 }
 
 /**
+ * The JVM settings of a short-lived stand-in on a developer's few cores, not of a long-running
+ * server: only the quick C1 compiler (C2's optimising recompilations cost DynamoDB Local about half
+ * its CPU in a test or benchmark run, time it takes from the handlers and clients beside it: 3.3 →
+ * 1.6 ms of JVM CPU per rate-limited `client-*` frame, docs/performance.md), and the serial
+ * collector, whose pauses on a small in-memory heap are shorter than G1's background threads cost.
+ */
+const JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
+/**
  * Starts DynamoDB Local on Java: in memory, or persisting under `dataDir` so a restart keeps data.
  * The child is killed when `stop` is called or this process exits.
  */
@@ -55,6 +64,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string }): Promise
   const child = spawn(
     'java',
     [
+      ...JVM_OPTIONS,
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(dir, 'DynamoDBLocal.jar'),

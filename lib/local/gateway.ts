@@ -400,6 +400,7 @@ export async function startGateway(options: {
       const now = Date.now();
       sockets.set(connectionId, {
         socket: webSocket,
+        wire: socket,
         connectedAt: now,
         lastActiveAt: now,
         sourceIp: request.socket.remoteAddress ?? '',

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { WebSocket } from 'ws';
+import type { Duplex } from 'node:stream';
+import { WebSocket } from 'ws';
 import type { ConnectionsTransport } from '../../functions/shared/gateway';
 import type { InProcessRequest, InProcessResponse } from './in-process-handler';
 
@@ -9,6 +10,8 @@ export const MAX_FRAME_BYTES = 128 * 1024;
 /** An open socket as the gateway tracks it. */
 export interface SocketEntry {
   readonly socket: WebSocket;
+  /** The connection under `socket`, which posted frames are written to whole (see `textFrame`). */
+  readonly wire: Duplex;
   readonly connectedAt: number;
   lastActiveAt: number;
   readonly sourceIp: string;
@@ -51,6 +54,8 @@ const refusedWith = (status: number, errorType: string, message: string): Manage
   body: { message },
 });
 const gone = refusedWith(410, 'GoneException', 'Gone');
+/** Shared: a fan-out answers a thousand posts in a row. */
+const posted: ManagementAnswer = Object.freeze({ status: 200 });
 /** Past API Gateway's frame limit, or a body the gateway would not even read. */
 export const payloadTooLarge = refusedWith(413, 'PayloadTooLargeException', 'Payload too large');
 
@@ -80,6 +85,30 @@ export interface ManagementRequest {
 }
 
 /**
+ * A server's unmasked, unfragmented text frame (RFC 6455 section 5.2): FIN and opcode 1, then the
+ * payload length in 7 bits, or 126 and 16 bits, or 127 and 64 bits. A fan-out posts the same frame
+ * to every connection, so it is framed once and each socket gets one write of the whole frame, as
+ * a gateway's own frame writer would do, instead of `ws` framing it again per socket (a header
+ * allocation, a cork and a two-buffer write each).
+ */
+export function textFrame(payload: Uint8Array): Buffer {
+  const length = payload.byteLength;
+  const headerLength = length < 126 ? 2 : length <= 0xffff ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  frame[0] = 0x81;
+  if (length < 126) frame[1] = length;
+  else if (length <= 0xffff) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(length), 2);
+  }
+  frame.set(payload, headerLength);
+  return frame;
+}
+
+/**
  * The `@connections` management API of the local gateway: one `manage()` that applies API
  * Gateway's rules (410 for a connection it does not know, 413 past the frame limit), counts the
  * calls and injects faults, reached three ways: over HTTP with SigV4 (`request`), by an SDK client
@@ -88,6 +117,16 @@ export interface ManagementRequest {
  */
 export function managementApi(sockets: ReadonlyMap<string, SocketEntry>, accessKeyId: string, faults: ManagementFaults = {}) {
   const stats = { posts: 0, gone: 0, deletes: 0, throttled: 0 };
+  // The last payload framed: a fan-out posts one payload to many connections in a row.
+  let framedPayload: Uint8Array | undefined;
+  let framed: Buffer = Buffer.alloc(0);
+  const frameOf = (payload: Uint8Array) => {
+    if (payload !== framedPayload) {
+      framed = textFrame(payload);
+      framedPayload = payload;
+    }
+    return framed;
+  };
 
   async function manage(call: ManagementCall): Promise<ManagementAnswer> {
     if (faults.jitterMs) await new Promise((resolve) => setTimeout(resolve, Math.random() * (faults.jitterMs as number)));
@@ -111,8 +150,9 @@ export function managementApi(sockets: ReadonlyMap<string, SocketEntry>, accessK
     switch (call.action) {
       case 'post':
         if (call.data.byteLength > MAX_FRAME_BYTES) return payloadTooLarge;
-        entry.socket.send(call.data, { binary: false });
-        return { status: 200 };
+        // A socket already closing takes no more frames; API Gateway drops them the same way.
+        if (entry.socket.readyState === WebSocket.OPEN) entry.wire.write(frameOf(call.data));
+        return posted;
       case 'delete':
         entry.socket.close(1000, 'closed by server');
         return { status: 204 };

@@ -246,6 +246,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         startQueueConsumers({
           sqsEndpoint: sqs.endpoint,
           requestHandler: sqs.requestHandler,
+          signer: keyNamingSigner(credentials.accessKeyId),
           queueUrls: sqs.queueUrls,
           handlers,
           ...selection,

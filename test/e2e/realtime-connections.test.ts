@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { registerConnection } from '#domain/realtime/connections';
 import { type ApiOptions, api, uniqueId } from '../support/api';
-import { get, partition, raw, table } from '../support/raw-table';
+import { get, partition, raw, roomListEntry, table } from '../support/raw-table';
 import { realtimeSuite, settle } from '../support/realtime-suite';
 import { eventually } from '../support/webhook-receiver';
 import { type CloseInfo, connectUser, type Frame, type RoomSocket } from '../support/ws';
@@ -15,10 +15,10 @@ import { type CloseInfo, connectUser, type Frame, type RoomSocket } from '../sup
 
 const { project, track, join, user, room } = realtimeSuite('realtime-connections');
 
-/** The three records of a connection: by id, under its room, under its user. */
+/** The three records of a connection: by id, in its room's list, under its user. */
 const recordsOf = async (connectionId: string, roomId: string, userId: string) => ({
   byId: await get(`CONN#${connectionId}`, 'CONN'),
-  byRoom: await get(`P#${project.projectId}#R#${roomId}#CONNS`, `C#${connectionId}`),
+  byRoom: await roomListEntry(project.projectId, roomId, connectionId),
   byUser: await get(`P#${project.projectId}#U#${userId}#CONNS`, `C#${connectionId}`),
 });
 const liveConnectionsOf = async (userId: string) =>

@@ -1,4 +1,4 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { sendMessage } from '#domain/messages/pipeline';
 import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
@@ -7,7 +7,7 @@ import { dropConnection, registerConnection, roomConnections, userConnections } 
 import { createRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
 import { uniqueId } from '../support/api';
-import { get, partition, raw, table } from '../support/raw-table';
+import { get, partition, raw, roomListEntry, table } from '../support/raw-table';
 
 /** Block lists, moderation records and WebSocket connection items in DynamoDB Local. */
 
@@ -115,9 +115,10 @@ describe('WebSocket connections', () => {
     // Assess
     const byId = await get(`CONN#${connectionId}`, 'CONN');
     expect(byId).toMatchObject({ projectId, channel: 'room', roomId, userId: 'alice', connectionId, roles: ['member'] });
-    const byRoom = await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`);
+    const byRoom = await roomListEntry(projectId, roomId, connectionId);
     const byUser = await get(`P#${projectId}#U#alice#CONNS`, `C#${connectionId}`);
-    for (const item of [byRoom, byUser]) expect(item).toMatchObject({ connectionId, userId: 'alice', channel: 'room', roomId });
+    expect(byRoom).toMatchObject({ connectionId, userId: 'alice', ttl: byId?.ttl, shardTtl: byId?.ttl });
+    expect(byUser).toMatchObject({ connectionId, userId: 'alice', channel: 'room', roomId });
     for (const item of [byId, byRoom, byUser]) {
       expect(item?.ttl).toBeGreaterThan(before + 2 * 3600);
       expect(item?.ttl).toBeLessThanOrEqual(before + 3 * 3600);
@@ -149,30 +150,75 @@ describe('WebSocket connections', () => {
     expect(await roomConnections(projectId, roomId)).toEqual([]);
   });
 
-  it('past their TTL are skipped by the fan-out even before DynamoDB removes them', async () => {
-    // Prepare
+  it('past their TTL are skipped by the fan-out even before DynamoDB removes them, and taken off the room list', async () => {
+    // Prepare: a live connection, and an expired entry in its shard and in a shard of its own
     const { projectId, roomId } = await freshProject();
-    const expired = uniqueId('expired');
-    await raw.send(
-      new PutCommand({
-        TableName: table(),
-        Item: {
-          pk: `P#${projectId}#R#${roomId}#CONNS`,
-          sk: `C#${expired}`,
-          channel: 'room',
-          roomId,
-          userId: 'ghost',
-          connectionId: expired,
-          ttl: Math.floor(Date.now() / 1000) - 10,
-        },
-      }),
-    );
+    const live = uniqueId('live');
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: ['member'], connectionId: live });
+    const shared = (await roomListEntry(projectId, roomId, live))?.shard ?? '';
+    const lonely = shared === 'L#00' ? 'L#01' : 'L#00';
+    const past = Math.floor(Date.now() / 1000) - 10;
+    for (const sk of [shared, lonely]) {
+      await raw.send(
+        new UpdateCommand({
+          TableName: table(),
+          Key: { pk: `P#${projectId}#R#${roomId}#CONNS`, sk },
+          UpdateExpression: 'ADD c :entry',
+          ExpressionAttributeValues: { ':entry': new Set([`expired-${sk} ghost ${past}`]) },
+        }),
+      );
+    }
 
     // Act
-    const live = await roomConnections(projectId, roomId);
+    const listed = await roomConnections(projectId, roomId);
 
     // Assess
-    expect(live).toEqual([]);
+    expect(listed.map((ref) => ref.connectionId)).toEqual([live]);
+    expect(await roomListEntry(projectId, roomId, live)).toBeDefined();
+    for (const sk of [shared, lonely]) expect(await roomListEntry(projectId, roomId, `expired-${sk}`)).toBeUndefined();
+  });
+
+  it('leave no empty shard behind when the shard that listed them is already gone', async () => {
+    // Prepare: TTL swept the shard before the disconnect came
+    const { projectId, roomId } = await freshProject();
+    const connectionId = uniqueId('conn');
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: ['member'], connectionId });
+    const shard = (await roomListEntry(projectId, roomId, connectionId))?.shard ?? '';
+    await raw.send(new DeleteCommand({ TableName: table(), Key: { pk: `P#${projectId}#R#${roomId}#CONNS`, sk: shard } }));
+
+    // Act
+    const dropped = await dropConnection(connectionId);
+
+    // Assess
+    expect(dropped?.change.left).toBe(true);
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, shard)).toBeUndefined();
+  });
+
+  it('of a room spread over the list shards and are all read back by one Query', async () => {
+    // Prepare
+    const { projectId, roomId } = await freshProject();
+    const ids = Array.from({ length: 200 }, (_, i) => `spread-${i}-${uniqueId('c')}`);
+    for (let i = 0; i < ids.length; i += 25) {
+      await Promise.all(
+        ids
+          .slice(i, i + 25)
+          .map((connectionId, j) =>
+            registerConnection({ projectId, channel: 'room', roomId, userId: `user-${i + j}`, roles: [], connectionId }),
+          ),
+      );
+    }
+
+    // Act
+    const listed = await roomConnections(projectId, roomId);
+
+    // Assess
+    expect(listed.map((ref) => ref.connectionId).sort()).toEqual([...ids].sort());
+    expect(
+      listed.every((ref) => ref.userId === `user-${ids.indexOf(ref.connectionId)}` && ref.channel === 'room' && ref.roomId === roomId),
+    ).toBe(true);
+    const shards = (await partition(`P#${projectId}#R#${roomId}#CONNS`)).filter((item) => String(item.sk).startsWith('L#'));
+    expect(shards.length).toBeGreaterThan(16);
+    expect(shards.length).toBeLessThanOrEqual(32);
   });
 
   it('are deleted in all three places', async () => {
@@ -185,7 +231,7 @@ describe('WebSocket connections', () => {
     await dropConnection(connectionId);
 
     // Assess
-    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${connectionId}`)).toBeUndefined();
+    expect(await roomListEntry(projectId, roomId, connectionId)).toBeUndefined();
     expect(await get(`P#${projectId}#U#alice#CONNS`, `C#${connectionId}`)).toBeUndefined();
     expect(await get(`CONN#${connectionId}`, 'CONN')).toBeUndefined();
   });
@@ -201,7 +247,7 @@ describe('WebSocket connections', () => {
     await sendMessage(author, { roomId, content: 'to nobody' }, { source: 'api' });
 
     // Assess
-    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${stale}`)).toBeUndefined();
+    expect(await roomListEntry(projectId, roomId, stale)).toBeUndefined();
     expect(await get(`CONN#${stale}`, 'CONN')).toBeUndefined();
     expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `N#U#${author.userId}`)).toMatchObject({ connections: 0 });
   });
@@ -217,7 +263,7 @@ describe('WebSocket connections', () => {
 
     // Assess
     expect(await get(`CONN#${opening}`, 'CONN')).toMatchObject({ connectionId: opening });
-    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${opening}`)).toBeDefined();
+    expect(await roomListEntry(projectId, roomId, opening)).toBeDefined();
   });
 });
 

@@ -23,3 +23,19 @@ export const get = async (pk: string, sk: string) => (await raw.send(new GetComm
 export const partition = async (pk: string) =>
   (await raw.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } })))
     .Items ?? [];
+
+/**
+ * A connection's entry in its room's packed list, read the way the data model documents it (any
+ * `L#` shard of the room's `#CONNS` partition, whose string set `c` holds `"<connectionId> <userId>
+ * <ttl>"`), with the shard's sort key and expiry; `undefined` when no shard lists it.
+ */
+export async function roomListEntry(projectId: string, roomId: string, connectionId: string) {
+  const shards = (await partition(`P#${projectId}#R#${roomId}#CONNS`)).filter((item) => String(item.sk).startsWith('L#'));
+  for (const shard of shards) {
+    for (const entry of (shard.c as Set<string> | undefined) ?? []) {
+      const [id, userId, ttl] = entry.split(' ');
+      if (id === connectionId) return { connectionId, userId, ttl: Number(ttl), shard: String(shard.sk), shardTtl: Number(shard.ttl) };
+    }
+  }
+  return undefined;
+}

@@ -1,8 +1,9 @@
+import type { Duplex } from 'node:stream';
 import { ApiGatewayManagementApiClient, GetConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { inProcessRequestHandler } from '../../lib/local/in-process-handler';
-import { MAX_FRAME_BYTES, managementApi, managementResponder, type SocketEntry } from '../../lib/local/management-api';
+import { MAX_FRAME_BYTES, managementApi, managementResponder, type SocketEntry, textFrame } from '../../lib/local/management-api';
 
 /**
  * The local `@connections` API: API Gateway's rules (410 unknown connection, 413 past 128 KB), its
@@ -13,20 +14,38 @@ import { MAX_FRAME_BYTES, managementApi, managementResponder, type SocketEntry }
 
 const ACCESS_KEY = 'AKIALOCALTEST0000000';
 
-/** A socket that records what it was sent: the rules, not `ws`, are under test here. */
+/**
+ * Reads one server frame as RFC 6455 section 5.2 lays it out, written here rather than taken from
+ * `ws`, so the gateway's own framing is checked by a second reading of the RFC.
+ */
+function readTextFrame(wire: Buffer): string {
+  expect(wire[0]).toBe(0x81); // FIN, text
+  const short = (wire[1] as number) & 0x7f;
+  expect((wire[1] as number) & 0x80).toBe(0); // a server never masks
+  const [length, offset] = short < 126 ? [short, 2] : short === 126 ? [wire.readUInt16BE(2), 4] : [Number(wire.readBigUInt64BE(2)), 10];
+  expect(wire.length).toBe(offset + length);
+  return wire.subarray(offset).toString('utf8');
+}
+
+/** A socket whose connection records the frames written to it: the rules, not `ws`, are under test here. */
 function recordingSocket() {
   const sent: string[] = [];
   const closes: number[] = [];
-  const socket = {
-    send: (data: Uint8Array) => sent.push(Buffer.from(data).toString('utf8')),
-    close: (code: number) => closes.push(code),
-  } as unknown as WebSocket;
-  return { socket, sent, closes };
+  const socket = { readyState: 1, close: (code: number) => closes.push(code) } as unknown as WebSocket;
+  const wire = { write: (frame: Buffer) => sent.push(readTextFrame(frame)) } as unknown as Duplex;
+  return { socket, wire, sent, closes };
 }
 
 function setUp(faults = {}) {
   const open = recordingSocket();
-  const entry: SocketEntry = { socket: open.socket, connectedAt: 0, lastActiveAt: 0, sourceIp: '127.0.0.1', userAgent: 'test' };
+  const entry: SocketEntry = {
+    socket: open.socket,
+    wire: open.wire,
+    connectedAt: 0,
+    lastActiveAt: 0,
+    sourceIp: '127.0.0.1',
+    userAgent: 'test',
+  };
   const api = managementApi(new Map([['open-1', entry]]), ACCESS_KEY, faults);
   const client = (accessKeyId = ACCESS_KEY) =>
     new ApiGatewayManagementApiClient({
@@ -42,6 +61,26 @@ function setUp(faults = {}) {
 const frame = (text: string) => Buffer.from(text);
 
 describe('the local management API', () => {
+  it('frames a post as one unmasked text frame, with the 7-, 16- and 64-bit length forms at their edges', () => {
+    for (const length of [0, 125, 126, 0xffff, 0x10000, MAX_FRAME_BYTES]) {
+      const payload = 'x'.repeat(length);
+      expect(readTextFrame(textFrame(Buffer.from(payload)))).toBe(payload);
+    }
+  });
+
+  it('writes nothing to a socket that is already closing, and still answers 200 as API Gateway does', async () => {
+    // Prepare
+    const { api, open } = setUp();
+    (open.socket as { readyState: number }).readyState = 2;
+
+    // Act
+    await api.transport.post('open-1', frame('{"late":true}'));
+
+    // Assess
+    expect(open.sent).toEqual([]);
+    expect(api.stats()).toMatchObject({ posts: 1, gone: 0 });
+  });
+
   it('delivers a post to the open socket through the SDK and the direct transport alike, counting both', async () => {
     // Prepare
     const { api, open, client } = setUp();

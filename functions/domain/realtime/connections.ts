@@ -11,16 +11,19 @@ import {
   connectionItem,
   connectionLookupKey,
   connectionRef,
-  roomConnectionKey,
+  ROOM_LIST_ATTRIBUTE,
+  ROOM_LIST_SK_PREFIX,
   roomConnectionsPk,
   roomCounterKey,
+  roomListEntries,
+  roomListEntry,
+  roomListShardKey,
   roomUserCounterKey,
   userConnectionKey,
   userConnectionsPk,
   userCounterKey,
 } from '#shared/db/connection';
 import { queryAll } from '#shared/db/query';
-import * as z from '#shared/schema';
 
 /**
  * What a connect or disconnect changed, decided by atomic counters: the user's first connection to
@@ -146,15 +149,50 @@ export async function registerConnection(input: Omit<Connection, 'connectedAt' |
     ...(connection.roomId ? { roomId: connection.roomId } : {}),
     ttl: connection.ttl,
   };
-  const [, change] = await Promise.all([
+  const [, , change] = await Promise.all([
     putAll([
       { ...connectionLookupKey(connection.connectionId), ...connection },
       { ...userConnectionKey(connection.projectId, connection.userId, connection.connectionId), ...ref },
-      ...(connection.roomId ? [{ ...roomConnectionKey(connection.projectId, connection.roomId, connection.connectionId), ...ref }] : []),
     ]),
+    connection.roomId ? addToRoomList(connection.projectId, connection.roomId, connection) : undefined,
     countChange(connection, 1),
   ]);
   return change;
+}
+
+/** The shard keeps the latest expiry of its entries, so TTL sweeps it only once every entry is past. */
+async function addToRoomList(projectId: string, roomId: string, connection: Connection): Promise<void> {
+  await db.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: roomListShardKey(projectId, roomId, connection.connectionId),
+      UpdateExpression: 'ADD #list :entry SET #ttl = :ttl',
+      ExpressionAttributeNames: { '#list': ROOM_LIST_ATTRIBUTE, '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':entry': new Set([roomListEntry(connection)]), ':ttl': connection.ttl },
+    }),
+  );
+}
+
+/**
+ * Takes entries out of one shard. The condition keeps an update from creating an empty shard
+ * (one that TTL already swept, or never held them), which nothing would ever remove.
+ */
+async function removeFromRoomList(key: { pk: string; sk: string }, entries: readonly string[]): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'DELETE #list :entries',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#list': ROOM_LIST_ATTRIBUTE },
+        ExpressionAttributeValues: { ':entries': new Set(entries) },
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) return;
+    throw error;
+  }
 }
 
 export async function findConnection(connectionId: string, options: { consistent?: boolean } = {}): Promise<Connection | undefined> {
@@ -206,51 +244,62 @@ export async function dropConnection(
   }
   if (!Attributes) return undefined;
   const connection = connectionItem.parse(Attributes);
-  const [, change] = await Promise.all([
-    deleteAll([
-      userConnectionKey(connection.projectId, connection.userId, connectionId),
-      ...(connection.roomId ? [roomConnectionKey(connection.projectId, connection.roomId, connectionId)] : []),
-    ]),
+  const [, , change] = await Promise.all([
+    deleteAll([userConnectionKey(connection.projectId, connection.userId, connectionId)]),
+    connection.roomId
+      ? removeFromRoomList(roomListShardKey(connection.projectId, connection.roomId, connectionId), [roomListEntry(connection)])
+      : undefined,
     // A connection past its TTL was never counted out by API Gateway; counting it out now is still right.
     countChange(connection, -1),
   ]);
   return { connection, change };
 }
 
-/** What a room's connection list item must hold; its channel and room are the partition's. */
-const roomRefItem = z.object({ connectionId: z.string(), userId: z.string(), ttl: z.number().check(z.int()) });
-
-/**
- * One partition of connection refs, paged past 1 MB, expired ones left out. A room's partition is
- * read with a projection of the three attributes that vary (its items' channel and room are the
- * room's): a fan-out reads it once per frame, and a big room's answer is mostly repeated keys.
- */
-async function queryRefs(pk: string, options: { consistent?: boolean; room?: string } = {}): Promise<ConnectionRef[]> {
+/** One partition of a user's connection refs, paged past 1 MB, expired ones left out. */
+async function queryUserRefs(pk: string): Promise<ConnectionRef[]> {
   const now = nowSeconds();
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': CONNECTION_SK_PREFIX },
-    ...(options.room ? { ProjectionExpression: 'connectionId, userId, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
-    ConsistentRead: options.consistent,
   });
-  const refs = items.map(
-    (raw): ConnectionRef =>
-      options.room ? { ...roomRefItem.parse(raw), channel: 'room', roomId: options.room } : connectionRef.parse(raw),
-  );
   // Expired but not yet swept by TTL: API Gateway has closed it.
-  return refs.filter((ref) => ref.ttl > now);
+  return items.map((raw) => connectionRef.parse(raw)).filter((ref) => ref.ttl > now);
 }
 
+/** Expired entries swept from one shard per read, at most: a bound on what a fan-out spends on cleanup. */
+const MAX_PRUNED_PER_SHARD = 50;
+
 /**
- * Every live connection of a room: one Query (paged past 1 MB). `consistent` when the caller
- * just wrote one of them and must see it (the welcome snapshot).
+ * Every live connection of a room: one Query of its list shards (paged past 1 MB), whatever the
+ * room's size. `consistent` when the caller just wrote one of them and must see it (the welcome
+ * snapshot). Entries past their TTL are API Gateway's closed connections whose `$disconnect`
+ * never came: left out, and taken off their shard so the list does not grow with them.
  */
-export const roomConnections = (projectId: string, roomId: string, options: { consistent?: boolean } = {}) =>
-  queryRefs(roomConnectionsPk(projectId, roomId), { consistent: options.consistent, room: roomId });
+export async function roomConnections(projectId: string, roomId: string, options: { consistent?: boolean } = {}): Promise<ConnectionRef[]> {
+  const now = nowSeconds();
+  const shards = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': roomConnectionsPk(projectId, roomId), ':prefix': ROOM_LIST_SK_PREFIX },
+    ConsistentRead: options.consistent,
+  });
+  const refs: ConnectionRef[] = [];
+  const pruning: Promise<void>[] = [];
+  for (const shard of shards) {
+    const expired: string[] = [];
+    for (const { connectionId, userId, ttl, entry } of roomListEntries(shard)) {
+      if (ttl > now) refs.push({ connectionId, userId, channel: 'room', roomId, ttl });
+      else if (expired.length < MAX_PRUNED_PER_SHARD) expired.push(entry);
+    }
+    if (expired.length > 0) pruning.push(removeFromRoomList({ pk: String(shard.pk), sk: String(shard.sk) }, expired));
+  }
+  // The list is already known: a failed sweep is retried by the next read, never the caller's failure.
+  if (pruning.length > 0) await Promise.allSettled(pruning);
+  return refs;
+}
 
 /** A user's live connections, room and user channel alike, or only one channel kind. */
 export async function userConnections(projectId: string, userId: string, channel?: Connection['channel']): Promise<ConnectionRef[]> {
-  const refs = await queryRefs(userConnectionsPk(projectId, userId));
+  const refs = await queryUserRefs(userConnectionsPk(projectId, userId));
   return channel ? refs.filter((ref) => ref.channel === channel) : refs;
 }
 

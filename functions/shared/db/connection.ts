@@ -5,7 +5,7 @@ import { roomPk, userPk } from './keys';
  * A WebSocket connection. `channel: room` connections belong to one room, `channel: user`
  * connections are a user's private channel. Each is stored up to three times:
  *  - under its connection id (API Gateway's `$disconnect` carries nothing else): the full record;
- *  - under its room (`room` only), for fan-out: one Query per message;
+ *  - in its room's packed list (`room` only), for fan-out: one Query per frame, see `roomListShardKey`;
  *  - under its user, so a user's connections can be listed and closed, and user-channel frames found.
  * The id-keyed item is the one key not prefixed by a project: it only points back to tenant-scoped ones.
  */
@@ -35,10 +35,61 @@ export type ConnectionRef = z.infer<typeof connectionRef>;
 export const CONNECTION_SK_PREFIX = 'C#';
 export const roomConnectionsPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#CONNS`;
 export const userConnectionsPk = (projectId: string, userId: string) => `${userPk(projectId, userId)}#CONNS`;
-export const roomConnectionKey = (projectId: string, roomId: string, connectionId: string) => ({
+
+/**
+ * A room's connection list is packed into `ROOM_LIST_SHARDS` items, each holding a string set
+ * `c` of `"<connectionId> <userId> <ttl>"` entries (`ADD` and `DELETE` change a set atomically), so
+ * a fan-out reads a handful of items however big the room: every item a Query returns costs the
+ * server and the SDK work of its own, and a set is the tersest form of the rest (1,000 connections:
+ * about 19 ms of CPU on DynamoDB Local and the SDK as 1,000 items, 2.5 ms as 32 sets). Sharding by
+ * connection id bounds each write to one shard, about 1/32 of the list (about 1 KB at 1,000
+ * connections) rather than all of it.
+ */
+export const ROOM_LIST_SHARDS = 32;
+export const ROOM_LIST_SK_PREFIX = 'L#';
+export const ROOM_LIST_ATTRIBUTE = 'c';
+
+/** FNV-1a: a stable spread of connection ids over the shards, the same in every function instance. */
+function shardOf(connectionId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < connectionId.length; i++) hash = Math.imul(hash ^ connectionId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % ROOM_LIST_SHARDS;
+}
+
+export const roomListShardKey = (projectId: string, roomId: string, connectionId: string) => ({
   pk: roomConnectionsPk(projectId, roomId),
-  sk: `${CONNECTION_SK_PREFIX}${connectionId}`,
+  sk: `${ROOM_LIST_SK_PREFIX}${String(shardOf(connectionId)).padStart(2, '0')}`,
 });
+
+/**
+ * Connection ids (API Gateway's base64) and user ids (`idSchema`) never hold a space. The entry
+ * is rebuilt from the connection record to take it out again, so it must never change form.
+ */
+export const roomListEntry = (connection: { connectionId: string; userId: string; ttl: number }) =>
+  `${connection.connectionId} ${connection.userId} ${connection.ttl}`;
+
+export interface RoomListEntry {
+  readonly connectionId: string;
+  readonly userId: string;
+  readonly ttl: number;
+  /** As stored, to take it out of its set. */
+  readonly entry: string;
+}
+
+/** The entries of one shard item (none when its set emptied: DynamoDB drops an empty set). */
+export function roomListEntries(item: Record<string, unknown>): RoomListEntry[] {
+  const set = item[ROOM_LIST_ATTRIBUTE];
+  if (set === undefined) return [];
+  if (!(set instanceof Set)) throw new Error(`Room list shard ${String(item.pk)} ${String(item.sk)} holds no string set`);
+  const entries: RoomListEntry[] = [];
+  for (const entry of set as Set<string>) {
+    const [connectionId, userId, ttl] = entry.split(' ');
+    if (!connectionId || !userId || !ttl || !/^\d+$/.test(ttl)) throw new Error(`Malformed room list entry on ${String(item.pk)}`);
+    entries.push({ connectionId, userId, ttl: Number(ttl), entry });
+  }
+  return entries;
+}
+
 export const userConnectionKey = (projectId: string, userId: string, connectionId: string) => ({
   pk: userConnectionsPk(projectId, userId),
   sk: `${CONNECTION_SK_PREFIX}${connectionId}`,
