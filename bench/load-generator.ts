@@ -89,7 +89,7 @@ const methods = {
           new QueryCommand({
             TableName: target.tableName,
             KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': { S: 'P#bench-raw#R#raw-room' }, ':prefix': { S: 'L#' } },
+            ExpressionAttributeValues: { ':pk': { S: 'P#bench-raw#R#raw-room' }, ':prefix': { S: 'C#' } },
           }),
         );
         return true;

@@ -101,7 +101,7 @@ async function measure({ service, log }: Context) {
       // The joins' events are still being handled in this process (their subscribers read the
       // table through the same client): only once those are done does the recorder see the roster
       // read alone.
-      await quietClients(service.clients);
+      await quietClients(service.clients, log);
       const calls = await recording({ dynamo: service.clients.dynamo, sqs: service.clients.sqs }, async (recorder) => {
         const entries = await pushRoster(project.projectId, roomId);
         if (entries.length !== size) throw new Error(`push bench: the roster of ${roomId} has ${entries.length} entries, not ${size}`);
@@ -193,9 +193,9 @@ async function waitUntil(condition: () => boolean, timeoutMs: number) {
 
 type Push = Awaited<ReturnType<typeof measure>>;
 
-/** Waits until the handlers' DynamoDB and SQS clients have sent nothing for 750 ms (at most 15 s). */
-async function quietClients(clients: Parameters<typeof recording>[0]): Promise<void> {
-  await recording(
+/** Waits until the handlers' DynamoDB and SQS clients have sent nothing for 750 ms (at most 15 s, then says so). */
+async function quietClients(clients: Parameters<typeof recording>[0], log: (line: string) => void): Promise<void> {
+  const quiet = await recording(
     clients,
     async (recorder) => {
       const deadline = performance.now() + 15_000;
@@ -206,12 +206,14 @@ async function quietClients(clients: Parameters<typeof recording>[0]): Promise<v
         if (now !== seen) {
           seen = now;
           since = performance.now();
-        } else if (performance.now() - since >= 750) return;
+        } else if (performance.now() - since >= 750) return true;
         await sleep(50);
       }
+      return false;
     },
     { capacity: false },
   );
+  if (!quiet) log('  push: the handlers were still busy 15 s after the joins; the roster count may include their requests');
 }
 
 export const push: Bench<Push> = {

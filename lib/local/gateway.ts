@@ -359,7 +359,8 @@ export async function startGateway(options: {
     )) as APIGatewayProxyResultV2;
   }
 
-  const webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  // No compression, as on API Gateway; the management API's whole-frame writes rely on it (`textFrame`).
+  const webSockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
 
   /**
    * `GET /ws/rooms/<roomId>`, `GET /ws/user/<userId>` (or `/ws?roomId=` / `/ws?userId=`, the form

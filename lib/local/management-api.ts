@@ -89,7 +89,9 @@ export interface ManagementRequest {
  * payload length in 7 bits, or 126 and 16 bits, or 127 and 64 bits. A fan-out posts the same frame
  * to every connection, so it is framed once and each socket gets one write of the whole frame, as
  * a gateway's own frame writer would do, instead of `ws` framing it again per socket (a header
- * allocation, a cork and a two-buffer write each).
+ * allocation, a cork and a two-buffer write each). Writing beside `ws` keeps frames whole and in
+ * order only because `ws` writes each of its own frames at once: the gateway's server must keep
+ * `perMessageDeflate` off (compression would queue `ws`'s frames behind this write).
  */
 export function textFrame(payload: Uint8Array): Buffer {
   const length = payload.byteLength;

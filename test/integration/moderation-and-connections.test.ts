@@ -1,4 +1,4 @@
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { sendMessage } from '#domain/messages/pipeline';
 import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
@@ -6,6 +6,7 @@ import { createProject } from '#domain/projects/projects';
 import { dropConnection, registerConnection, roomConnections, userConnections } from '#domain/realtime/connections';
 import { createRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
+import { roomListShardKey } from '#shared/db/connection';
 import { uniqueId } from '../support/api';
 import { get, partition, raw, roomListEntry, table } from '../support/raw-table';
 
@@ -156,7 +157,7 @@ describe('WebSocket connections', () => {
     const live = uniqueId('live');
     await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: ['member'], connectionId: live });
     const shared = (await roomListEntry(projectId, roomId, live))?.shard ?? '';
-    const lonely = shared === 'L#00' ? 'L#01' : 'L#00';
+    const lonely = shared === 'C#~00' ? 'C#~01' : 'C#~00';
     const past = Math.floor(Date.now() / 1000) - 10;
     for (const sk of [shared, lonely]) {
       await raw.send(
@@ -194,6 +195,100 @@ describe('WebSocket connections', () => {
     expect(await get(`P#${projectId}#R#${roomId}#CONNS`, shard)).toBeUndefined();
   });
 
+  it('opened before the packed list (an item per connection) stay listed, and their disconnect deletes that item', async () => {
+    // Prepare: what an earlier release stored for a room connection, beside a connection of today
+    const { projectId, roomId } = await freshProject();
+    const earlier = uniqueId('earlier');
+    const today = uniqueId('today');
+    const ttl = Math.floor(Date.now() / 1000) + 3600;
+    await raw.send(
+      new PutCommand({
+        TableName: table(),
+        Item: {
+          pk: `CONN#${earlier}`,
+          sk: 'CONN',
+          projectId,
+          channel: 'room',
+          roomId,
+          userId: 'bob',
+          roles: [],
+          connectionId: earlier,
+          connectedAt: new Date(Date.now() - 60_000).toISOString(),
+          ttl,
+        },
+      }),
+    );
+    await raw.send(
+      new PutCommand({
+        TableName: table(),
+        Item: {
+          pk: `P#${projectId}#R#${roomId}#CONNS`,
+          sk: `C#${earlier}`,
+          connectionId: earlier,
+          userId: 'bob',
+          channel: 'room',
+          roomId,
+          ttl,
+        },
+      }),
+    );
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: [], connectionId: today });
+
+    // Act
+    const before = await roomConnections(projectId, roomId);
+    await dropConnection(earlier);
+    const after = await roomConnections(projectId, roomId);
+
+    // Assess
+    expect(before.map((ref) => [ref.connectionId, ref.userId]).sort()).toEqual(
+      [
+        [earlier, 'bob'],
+        [today, 'alice'],
+      ].sort(),
+    );
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `C#${earlier}`)).toBeUndefined();
+    expect(after.map((ref) => ref.connectionId)).toEqual([today]);
+  });
+
+  it('whose room list write fails are not left half-stored: lookup, user item and counters are undone', async () => {
+    // Prepare: the connection's shard holds something that is not a string set, so the ADD fails
+    const { projectId, roomId } = await freshProject();
+    const connectionId = uniqueId('broken');
+    await raw.send(new PutCommand({ TableName: table(), Item: { ...roomListShardKey(projectId, roomId, connectionId), c: 'not a set' } }));
+
+    // Act
+    const registering = registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: [], connectionId });
+
+    // Assess
+    await expect(registering).rejects.toThrow();
+    expect(await get(`CONN#${connectionId}`, 'CONN')).toBeUndefined();
+    expect(await get(`P#${projectId}#U#alice#CONNS`, `C#${connectionId}`)).toBeUndefined();
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, `N#U#alice`)).toMatchObject({ connections: 0 });
+    expect(await get(`P#${projectId}#R#${roomId}#CONNS`, 'N#ROOM')).toMatchObject({ connections: 0 });
+  });
+
+  it('skip a malformed entry of the room list and still list the others', async () => {
+    // Prepare
+    const { projectId, roomId } = await freshProject();
+    const live = uniqueId('live');
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: [], connectionId: live });
+    const { sk } = roomListShardKey(projectId, roomId, live);
+    await raw.send(
+      new UpdateCommand({
+        TableName: table(),
+        Key: { pk: `P#${projectId}#R#${roomId}#CONNS`, sk },
+        UpdateExpression: 'ADD c :bad',
+        ExpressionAttributeValues: { ':bad': new Set(['no-user-and-no-ttl']) },
+      }),
+    );
+
+    // Act
+    const listed = await roomConnections(projectId, roomId);
+
+    // Assess
+    expect(listed.map((ref) => ref.connectionId)).toEqual([live]);
+  });
+
   it('of a room spread over the list shards and are all read back by one Query', async () => {
     // Prepare
     const { projectId, roomId } = await freshProject();
@@ -216,7 +311,7 @@ describe('WebSocket connections', () => {
     expect(
       listed.every((ref) => ref.userId === `user-${ids.indexOf(ref.connectionId)}` && ref.channel === 'room' && ref.roomId === roomId),
     ).toBe(true);
-    const shards = (await partition(`P#${projectId}#R#${roomId}#CONNS`)).filter((item) => String(item.sk).startsWith('L#'));
+    const shards = (await partition(`P#${projectId}#R#${roomId}#CONNS`)).filter((item) => String(item.sk).startsWith('C#~'));
     expect(shards.length).toBeGreaterThan(16);
     expect(shards.length).toBeLessThanOrEqual(32);
   });

@@ -26,11 +26,11 @@ export const partition = async (pk: string) =>
 
 /**
  * A connection's entry in its room's packed list, read the way the data model documents it (any
- * `L#` shard of the room's `#CONNS` partition, whose string set `c` holds `"<connectionId> <userId>
+ * `C#~` shard of the room's `#CONNS` partition, whose string set `c` holds `"<connectionId> <userId>
  * <ttl>"`), with the shard's sort key and expiry; `undefined` when no shard lists it.
  */
 export async function roomListEntry(projectId: string, roomId: string, connectionId: string) {
-  const shards = (await partition(`P#${projectId}#R#${roomId}#CONNS`)).filter((item) => String(item.sk).startsWith('L#'));
+  const shards = (await partition(`P#${projectId}#R#${roomId}#CONNS`)).filter((item) => String(item.sk).startsWith('C#~'));
   for (const shard of shards) {
     for (const entry of (shard.c as Set<string> | undefined) ?? []) {
       const [id, userId, ttl] = entry.split(' ');

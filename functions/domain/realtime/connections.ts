@@ -11,8 +11,8 @@ import {
   connectionItem,
   connectionLookupKey,
   connectionRef,
+  legacyRoomConnectionKey,
   ROOM_LIST_ATTRIBUTE,
-  ROOM_LIST_SK_PREFIX,
   roomConnectionsPk,
   roomCounterKey,
   roomListEntries,
@@ -24,6 +24,7 @@ import {
   userCounterKey,
 } from '#shared/db/connection';
 import { queryAll } from '#shared/db/query';
+import { logger } from '#shared/logger';
 
 /**
  * What a connect or disconnect changed, decided by atomic counters: the user's first connection to
@@ -139,7 +140,11 @@ export async function healPresence(
   return { ...change, joined: change.joined || joined, occupied: change.occupied || occupied };
 }
 
-/** Stores a new connection (lookup, room list, user list) and counts it in. */
+/**
+ * Stores a new connection (lookup, room list, user list) and counts it in. When any of those
+ * writes fails, the rest are undone before the error goes on: `$connect` then refuses the upgrade,
+ * and no `$disconnect` would ever come to take a half-stored connection out again.
+ */
 export async function registerConnection(input: Omit<Connection, 'connectedAt' | 'ttl'>): Promise<PresenceChange> {
   const connection: Connection = { ...input, connectedAt: new Date().toISOString(), ttl: nowSeconds() + CONNECTION_TTL_SECONDS };
   const ref: ConnectionRef = {
@@ -149,7 +154,7 @@ export async function registerConnection(input: Omit<Connection, 'connectedAt' |
     ...(connection.roomId ? { roomId: connection.roomId } : {}),
     ttl: connection.ttl,
   };
-  const [, , change] = await Promise.all([
+  const [stored, listed, counted] = await Promise.allSettled([
     putAll([
       { ...connectionLookupKey(connection.connectionId), ...connection },
       { ...userConnectionKey(connection.projectId, connection.userId, connection.connectionId), ...ref },
@@ -157,7 +162,13 @@ export async function registerConnection(input: Omit<Connection, 'connectedAt' |
     connection.roomId ? addToRoomList(connection.projectId, connection.roomId, connection) : undefined,
     countChange(connection, 1),
   ]);
-  return change;
+  if (counted.status === 'fulfilled' && stored.status === 'fulfilled' && listed.status === 'fulfilled') return counted.value;
+  const failure = [stored, listed, counted].find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+  // Undone through the lookup item, as a disconnect would be; without it (its write failed), the counters cannot be.
+  await dropConnection(connection.connectionId).catch((error) =>
+    logger.error('undoing a half-stored connection failed', { error: error as Error, connectionId: connection.connectionId }),
+  );
+  throw failure.reason;
 }
 
 /** The shard keeps the latest expiry of its entries, so TTL sweeps it only once every entry is past. */
@@ -245,7 +256,11 @@ export async function dropConnection(
   if (!Attributes) return undefined;
   const connection = connectionItem.parse(Attributes);
   const [, , change] = await Promise.all([
-    deleteAll([userConnectionKey(connection.projectId, connection.userId, connectionId)]),
+    deleteAll([
+      userConnectionKey(connection.projectId, connection.userId, connectionId),
+      // Connections opened before the packed list: in the same batch, so no request more.
+      ...(connection.roomId ? [legacyRoomConnectionKey(connection.projectId, connection.roomId, connectionId)] : []),
+    ]),
     connection.roomId
       ? removeFromRoomList(roomListShardKey(connection.projectId, connection.roomId, connectionId), [roomListEntry(connection)])
       : undefined,
@@ -271,29 +286,35 @@ const MAX_PRUNED_PER_SHARD = 50;
 
 /**
  * Every live connection of a room: one Query of its list shards (paged past 1 MB), whatever the
- * room's size. `consistent` when the caller just wrote one of them and must see it (the welcome
- * snapshot). Entries past their TTL are API Gateway's closed connections whose `$disconnect`
- * never came: left out, and taken off their shard so the list does not grow with them.
+ * room's size, and of any connection items an earlier release stored (see `ROOM_LIST_SK_PREFIX`).
+ * `consistent` when the caller just wrote one of them and must see it (the welcome snapshot).
+ * Entries past their TTL are API Gateway's closed connections whose `$disconnect` never came: left
+ * out, and taken off their shard so the list does not grow with them.
  */
 export async function roomConnections(projectId: string, roomId: string, options: { consistent?: boolean } = {}): Promise<ConnectionRef[]> {
   const now = nowSeconds();
   const shards = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': roomConnectionsPk(projectId, roomId), ':prefix': ROOM_LIST_SK_PREFIX },
+    ExpressionAttributeValues: { ':pk': roomConnectionsPk(projectId, roomId), ':prefix': CONNECTION_SK_PREFIX },
     ConsistentRead: options.consistent,
   });
   const refs: ConnectionRef[] = [];
   const pruning: Promise<void>[] = [];
   for (const shard of shards) {
     const expired: string[] = [];
-    for (const { connectionId, userId, ttl, entry } of roomListEntries(shard)) {
+    const entries = roomListEntries(shard, (entry) => logger.warn('malformed room list entry', { projectId, roomId, entry }));
+    for (const { connectionId, userId, ttl, entry } of entries) {
       if (ttl > now) refs.push({ connectionId, userId, channel: 'room', roomId, ttl });
-      else if (expired.length < MAX_PRUNED_PER_SHARD) expired.push(entry);
+      // An earlier release's item (no set entry) is left to TTL.
+      else if (entry && expired.length < MAX_PRUNED_PER_SHARD) expired.push(entry);
     }
     if (expired.length > 0) pruning.push(removeFromRoomList({ pk: String(shard.pk), sk: String(shard.sk) }, expired));
   }
   // The list is already known: a failed sweep is retried by the next read, never the caller's failure.
-  if (pruning.length > 0) await Promise.allSettled(pruning);
+  for (const outcome of pruning.length > 0 ? await Promise.allSettled(pruning) : []) {
+    if (outcome.status === 'rejected')
+      logger.warn('pruning expired room list entries failed', { projectId, roomId, error: outcome.reason });
+  }
   return refs;
 }
 

@@ -22,7 +22,7 @@ export const connectionItem = z.object({
 });
 export type Connection = z.infer<typeof connectionItem>;
 
-/** The room and user list entries carry only what fan-out and listing need, to keep their reads cheap. */
+/** What fan-out and listing need of a connection: a user list item, or an entry of a room's list with its room. */
 export const connectionRef = z.object({
   connectionId: z.string(),
   userId: z.string(),
@@ -42,14 +42,23 @@ export const userConnectionsPk = (projectId: string, userId: string) => `${userP
  * a fan-out reads a handful of items however big the room: every item a Query returns costs the
  * server and the SDK work of its own, and a set is the tersest form of the rest (1,000 connections:
  * about 19 ms of CPU on DynamoDB Local and the SDK as 1,000 items, 2.5 ms as 32 sets). Sharding by
- * connection id bounds each write to one shard, about 1/32 of the list (about 1 KB at 1,000
+ * connection id bounds each write to one shard, about 1/32 of the list (about 1.4 KB at 1,000
  * connections) rather than all of it.
+ *
+ * The shards' sort keys (`C#~00` to `C#~31`) sort after every `C#<connectionId>` (base64 has no
+ * `~`), so the one Query of the `C#` prefix also returns the item-per-connection form that releases
+ * before the packed list stored, until those items expire: connections opened across the upgrade
+ * stay listed, and presence stays counted right.
  */
 export const ROOM_LIST_SHARDS = 32;
-export const ROOM_LIST_SK_PREFIX = 'L#';
+export const ROOM_LIST_SK_PREFIX = `${CONNECTION_SK_PREFIX}~`;
 export const ROOM_LIST_ATTRIBUTE = 'c';
 
-/** FNV-1a: a stable spread of connection ids over the shards, the same in every function instance. */
+/**
+ * FNV-1a: a stable spread of connection ids over the shards, the same in every function instance.
+ * A disconnect finds its entry's shard again by this, so the count and the hash must never change
+ * while entries are stored (a new spread needs a new sort key prefix).
+ */
 function shardOf(connectionId: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < connectionId.length; i++) hash = Math.imul(hash ^ connectionId.charCodeAt(i), 0x01000193);
@@ -59,6 +68,12 @@ function shardOf(connectionId: string): number {
 export const roomListShardKey = (projectId: string, roomId: string, connectionId: string) => ({
   pk: roomConnectionsPk(projectId, roomId),
   sk: `${ROOM_LIST_SK_PREFIX}${String(shardOf(connectionId)).padStart(2, '0')}`,
+});
+
+/** A room connection in the item-per-connection form of earlier releases (read and deleted, never written). */
+export const legacyRoomConnectionKey = (projectId: string, roomId: string, connectionId: string) => ({
+  pk: roomConnectionsPk(projectId, roomId),
+  sk: `${CONNECTION_SK_PREFIX}${connectionId}`,
 });
 
 /**
@@ -76,16 +91,33 @@ export interface RoomListEntry {
   readonly entry: string;
 }
 
-/** The entries of one shard item (none when its set emptied: DynamoDB drops an empty set). */
-export function roomListEntries(item: Record<string, unknown>): RoomListEntry[] {
+const legacyRoomItem = z.object({ connectionId: z.string(), userId: z.string(), ttl: z.number().check(z.int()) });
+
+/**
+ * The entries of one item of a room's `C#` range: a shard's set (empty once emptied: DynamoDB
+ * drops an empty set) or an earlier release's single connection. Entries that do not parse are
+ * left out and reported, so one bad entry never stops a room's fan-out.
+ */
+export function roomListEntries(item: Record<string, unknown>, malformed: (entry: unknown) => void): RoomListEntry[] {
+  if (!String(item.sk).startsWith(ROOM_LIST_SK_PREFIX)) {
+    const legacy = legacyRoomItem.safeParse(item);
+    if (!legacy.success) {
+      malformed(item.sk);
+      return [];
+    }
+    return [{ ...legacy.data, entry: '' }];
+  }
   const set = item[ROOM_LIST_ATTRIBUTE];
   if (set === undefined) return [];
-  if (!(set instanceof Set)) throw new Error(`Room list shard ${String(item.pk)} ${String(item.sk)} holds no string set`);
+  if (!(set instanceof Set)) {
+    malformed(set);
+    return [];
+  }
   const entries: RoomListEntry[] = [];
   for (const entry of set as Set<string>) {
     const [connectionId, userId, ttl] = entry.split(' ');
-    if (!connectionId || !userId || !ttl || !/^\d+$/.test(ttl)) throw new Error(`Malformed room list entry on ${String(item.pk)}`);
-    entries.push({ connectionId, userId, ttl: Number(ttl), entry });
+    if (!connectionId || !userId || !ttl || !/^\d+$/.test(ttl)) malformed(entry);
+    else entries.push({ connectionId, userId, ttl: Number(ttl), entry });
   }
   return entries;
 }
@@ -97,8 +129,8 @@ export const userConnectionKey = (projectId: string, userId: string, connectionI
 export const connectionLookupKey = (connectionId: string) => ({ pk: `CONN#${connectionId}`, sk: 'CONN' });
 
 /**
- * Presence counters, beside the lists they count (sort keys outside `C#`, so list Queries skip
- * them). Atomic `ADD`s decide the transitions (first connection of a user joins, last leaves;
+ * Presence counters, beside the lists they count (sort keys outside `C#`, like `CACHE`, so list
+ * Queries skip them). Atomic `ADD`s decide the transitions (first connection of a user joins, last leaves;
  * first of a room occupies, last vacates) without the race a read-then-decide would have.
  */
 export const roomCounterKey = (projectId: string, roomId: string) => ({ pk: roomConnectionsPk(projectId, roomId), sk: 'N#ROOM' });
