@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { syncRosters, userTargets } from '#domain/push/rosters';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, isConditionCheckFailure, isConditionFailure, tableName } from '#shared/db/client';
 import {
   bumpTargetsVersion,
   type DeviceItem,
@@ -219,23 +219,11 @@ async function releaseTarget(
       }),
     );
   } catch (error) {
-    if (conditionCheckFailed(error)) throw new NotFoundError(code, message);
+    // Only a failed condition means "not yours"; a conflict stays a retryable 5xx.
+    if (isConditionCheckFailure(error)) throw new NotFoundError(code, message);
     throw error;
   }
   await syncRosters(projectId, userId);
-}
-
-/**
- * Only a failed condition means "not yours": a transaction cancelled by a conflict with another
- * one (or throttling) is a retryable 5xx, not a 404.
- */
-function conditionCheckFailed(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name;
-  if (name === 'ConditionalCheckFailedException') return true;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] } | null)?.CancellationReasons;
-  return (
-    name === 'TransactionCanceledException' && Array.isArray(reasons) && reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')
-  );
 }
 
 /** Deletes a target row with its holder record and moves the version on; no roster sync (the caller does one). */
