@@ -109,7 +109,7 @@ export async function dispatchMessagePush(event: DomainEvent<'message.created'>)
     batches.push({ projectId, message: notice, deliveries: deliveries.slice(start, start + size) });
   }
   const ran = await onceFor('PushDispatcher', event, async () => {
-    if (inline) await sendPushBatch(batches[0] as PushBatch);
+    if (inline) await sendPushBatch(batches[0] as PushBatch, settings);
     else await sendPushBatches(batches);
   });
   if (!ran) return { deliveries: 0, queuedBatches: 0 };

@@ -36,10 +36,12 @@ interface Context {
  * Sends every delivery of a batch, applies each answer to its target (the web push failure gate,
  * dead tokens removed), and keeps a record per push for the client's acknowledgement. A failed
  * push is not retried here: a web subscription tries again on the next message, as the spec's
- * table says, and mobile providers queue and retry on their side.
+ * table says, and mobile providers queue and retry on their side. `settings` is the project's
+ * sending configuration when the caller has already opened it (the dispatcher's inline batch),
+ * so its sealed keys are not opened twice.
  */
-export async function sendPushBatch(batch: PushBatch): Promise<Record<Outcome, number>> {
-  const context: Context = { batch, settings: await settingsOf(batch.projectId) };
+export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig): Promise<Record<Outcome, number>> {
+  const context: Context = { batch, settings: settings ?? (await settingsOf(batch.projectId)) };
   const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
   const records: Record<string, unknown>[] = [];
   const sentAt = new Date().toISOString();
