@@ -311,7 +311,7 @@ export async function roomConnections(projectId: string, roomId: string, options
     if (expired.length > 0) pruning.push(removeFromRoomList({ pk: String(shard.pk), sk: String(shard.sk) }, expired));
   }
   // The list is already known: a failed sweep is retried by the next read, never the caller's failure.
-  for (const outcome of pruning.length > 0 ? await Promise.allSettled(pruning) : []) {
+  for (const outcome of await Promise.allSettled(pruning)) {
     if (outcome.status === 'rejected')
       logger.warn('pruning expired room list entries failed', { projectId, roomId, error: outcome.reason });
   }
