@@ -13,6 +13,7 @@ import {
   vapidKey,
 } from '#shared/db/push';
 import { BadRequestError } from '#shared/errors';
+import { logger } from '#shared/logger';
 import { checkApnsKey } from '#shared/providers/apns';
 import { type FcmServiceAccount, parseServiceAccount } from '#shared/providers/fcm';
 import { generateVapidKeys } from '#shared/providers/web-push';
@@ -137,11 +138,23 @@ export interface SendingConfig {
 /**
  * The configuration of the environment this deployment sends for (`PUSH_ENVIRONMENT`). With no
  * row for it, web push is on (the spec's default behaviour) and mobile providers are off unless
- * the operator's global FCM legacy key is set (the caller adds it).
+ * the operator's global FCM legacy key is set (the caller adds it). A row whose keys cannot be
+ * opened (a sealed key that does not decrypt, a malformed service account) stops mobile pushes
+ * only: web push needs none of it, so it keeps the row's own switch. Failing to read the row is
+ * thrown, so the dispatcher's event or the sender's batch is tried again.
  */
 export async function sendingConfig(projectId: string): Promise<SendingConfig> {
   const item = (await configItems(projectId)).find((candidate) => candidate.environment === config.PUSH_ENVIRONMENT);
   if (!item) return { webPushEnabled: true };
+  try {
+    return await openedProviders(item);
+  } catch (error) {
+    logger.error('push.config_error', { projectId, reason: 'the push configuration could not be opened', error: error as Error });
+    return { webPushEnabled: item.webPushEnabled };
+  }
+}
+
+async function openedProviders(item: PushConfigItem): Promise<SendingConfig> {
   const open = async (stored: PushConfigItem['fcmServerKey']) => (stored ? await openSecret(stored) : undefined);
   const serviceAccountJson = await open(item.fcmServiceAccount);
   const apnsKey = await open(item.apnsPrivateKey);

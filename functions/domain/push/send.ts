@@ -41,7 +41,7 @@ interface Context {
  * so its sealed keys are not opened twice.
  */
 export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig): Promise<Record<Outcome, number>> {
-  const context: Context = { batch, settings: settings ?? (await settingsOf(batch.projectId)) };
+  const context: Context = { batch, settings: settings ?? (await sendingConfig(batch.projectId)) };
   const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
   const records: Record<string, unknown>[] = [];
   const sentAt = new Date().toISOString();
@@ -89,19 +89,6 @@ function pushIdFor(batch: PushBatch, targetId: string): string {
     `${batch.projectId}\u0000${batch.message.roomId}\u0000${batch.message.messageId}\u0000${targetId}`,
   );
   return `push_${digest.digest('base64url').slice(0, 24).replace(/[-_]/g, 'x')}`;
-}
-
-/**
- * The project's providers, opened once per batch. A configuration that cannot be opened (a sealed
- * key that does not decrypt, a malformed secret) stops mobile pushes only: web push needs none of it.
- */
-async function settingsOf(projectId: string): Promise<SendingConfig> {
-  try {
-    return await sendingConfig(projectId);
-  } catch (error) {
-    logger.error('push.config_error', { projectId, reason: 'the push configuration could not be opened', error: error as Error });
-    return { webPushEnabled: true };
-  }
 }
 
 /** The project's own legacy key, else the operator's global one, read when an FCM push first needs it. */
