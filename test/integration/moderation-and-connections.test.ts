@@ -1,12 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { sendMessage } from '#domain/messages/pipeline';
 import { getBlockList, listAutoFlags, replaceBlockList } from '#domain/moderation/block-list';
 import { createProject } from '#domain/projects/projects';
+import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { dropConnection, registerConnection, roomConnections, userConnections } from '#domain/realtime/connections';
 import { createRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
-import { roomListShardKey } from '#shared/db/connection';
+import { CONNECTION_TTL_SECONDS, roomListShardKey } from '#shared/db/connection';
 import { uniqueId } from '../support/api';
 import { get, partition, raw, roomListEntry, table } from '../support/raw-table';
 
@@ -359,6 +361,36 @@ describe('WebSocket connections', () => {
     // Assess
     expect(await get(`CONN#${opening}`, 'CONN')).toMatchObject({ connectionId: opening });
     expect(await roomListEntry(projectId, roomId, opening)).toBeDefined();
+  });
+
+  it('that are listed but have no lookup are taken off the list by the fan-out that finds them gone, unless still in their handshake grace', async () => {
+    // Prepare: entries a failed disconnect or connect leaves behind (no lookup item), and a live one
+    const { projectId, roomId } = await freshProject();
+    const now = Math.floor(Date.now() / 1000);
+    const orphan = { connectionId: randomBytes(10).toString('base64'), userId: 'gone-user', ttl: now + CONNECTION_TTL_SECONDS - 60 };
+    const connecting = { connectionId: randomBytes(10).toString('base64'), userId: 'new-user', ttl: now + CONNECTION_TTL_SECONDS };
+    for (const entry of [orphan, connecting]) {
+      await raw.send(
+        new UpdateCommand({
+          TableName: table(),
+          Key: roomListShardKey(projectId, roomId, entry.connectionId),
+          UpdateExpression: 'ADD c :entry SET #ttl = :ttl',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':entry': new Set([`${entry.connectionId} ${entry.userId} ${entry.ttl}`]), ':ttl': entry.ttl },
+        }),
+      );
+    }
+    const live = uniqueId('live');
+    await registerConnection({ projectId, channel: 'room', roomId, userId: 'alice', roles: [], connectionId: live });
+
+    // Act: the gateway answers 410 for both unknown connections
+    const result = await broadcastToRoom(projectId, roomId, { type: 'event', roomId, event: 'client-test', data: {} });
+
+    // Assess
+    expect(result).toEqual({ sent: 0, queued: 0 });
+    expect(await roomListEntry(projectId, roomId, orphan.connectionId)).toBeUndefined();
+    expect(await roomListEntry(projectId, roomId, connecting.connectionId)).toBeDefined();
+    expect(await roomListEntry(projectId, roomId, live)).toBeDefined();
   });
 });
 

@@ -11,8 +11,8 @@ import { forgetGone } from './presence';
  * The frame is out: a cleanup failure is logged, not thrown. Thrown, it would fail the request or
  * make SQS deliver a fan-out batch again, every receiver getting the frame twice.
  */
-const forgetGoneAfterPosting = (connectionIds: readonly string[]) =>
-  forgetGone(connectionIds).catch((error) => logger.error('forgetting gone connections failed', { error: error as Error }));
+const forgetGoneAfterPosting = (connectionIds: readonly string[], listed?: { projectId: string; refs: readonly ConnectionRef[] }) =>
+  forgetGone(connectionIds, { listed }).catch((error) => logger.error('forgetting gone connections failed', { error: error as Error }));
 
 /** A fan-out batch of a large room, handled by one realtime worker invocation. */
 export interface FanOutJob {
@@ -51,7 +51,7 @@ export async function broadcastToRoom(
     return { sent: 0, queued: targets.length };
   }
   const outcome = await postFrames(targets, frame);
-  await forgetGoneAfterPosting(outcome.gone);
+  await forgetGoneAfterPosting(outcome.gone, { projectId, refs });
   return { sent: outcome.sent, queued: 0 };
 }
 

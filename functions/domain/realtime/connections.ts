@@ -270,6 +270,32 @@ export async function dropConnection(
   return { connection, change };
 }
 
+/**
+ * Takes listed connections that have no lookup item off their rooms' lists. A disconnect whose list
+ * write failed after it deleted the lookup leaves such an entry, and so does a connect whose lookup
+ * write failed (its undo finds nothing to undo): API Gateway answers 410 for them, and without this
+ * every fan-out would post to them until their TTL, hours later. An entry still inside its
+ * handshake grace is left alone: its connect may not have stored the lookup yet.
+ */
+export async function unlistOrphans(projectId: string, refs: readonly ConnectionRef[]): Promise<void> {
+  const graceEnd = nowSeconds() - HANDSHAKE_GRACE_MS / 1000;
+  const shards = new Map<string, { key: { pk: string; sk: string }; entries: string[] }>();
+  for (const ref of refs) {
+    // The entry's TTL was set at connect: connected at ttl − CONNECTION_TTL_SECONDS.
+    if (!ref.roomId || ref.ttl - CONNECTION_TTL_SECONDS > graceEnd) continue;
+    const key = roomListShardKey(projectId, ref.roomId, ref.connectionId);
+    const shard = shards.get(`${key.pk}\n${key.sk}`) ?? { key, entries: [] };
+    shard.entries.push(roomListEntry(ref));
+    shards.set(`${key.pk}\n${key.sk}`, shard);
+  }
+  if (shards.size === 0) return;
+  logger.warn('room list entries without a connection removed', {
+    projectId,
+    connectionIds: [...shards.values()].flatMap((shard) => shard.entries.map((entry) => entry.split(' ')[0])),
+  });
+  await Promise.all([...shards.values()].map(({ key, entries }) => removeFromRoomList(key, entries)));
+}
+
 /** One partition of a user's connection refs, paged past 1 MB, expired ones left out. */
 async function queryUserRefs(pk: string): Promise<ConnectionRef[]> {
   const now = nowSeconds();

@@ -1,6 +1,6 @@
 import { config } from '#shared/config';
 import type { Connection, ConnectionRef } from '#shared/db/connection';
-import { dropConnection, membersOf, type PresenceChange, roomConnections } from './connections';
+import { dropConnection, membersOf, type PresenceChange, roomConnections, unlistOrphans } from './connections';
 import { postFrames } from './fan-out';
 import { publishRealtimeEvents, type RealtimeEvent } from './room-events';
 import { notifyUserWatchers } from './watch-notifications';
@@ -49,7 +49,11 @@ export async function announceArrival(
       }
       frames.push({ type: 'subscription_count', roomId, subscriptionCount });
       const others = refs.filter((ref) => ref.connectionId !== connection.connectionId);
-      work.push(postInOrder(others, frames).then((gone) => forgetGone(gone, { frames: false })));
+      work.push(
+        postInOrder(others, frames).then((gone) =>
+          forgetGone(gone, { frames: false, listed: { projectId: connection.projectId, refs: others } }),
+        ),
+      );
     }
     const at = new Date().toISOString();
     const events: RealtimeEvent[] = [];
@@ -100,7 +104,7 @@ export async function announceDepartures(departures: readonly Departure[], optio
             const frames: unknown[] = leavers.map((userId) => ({ type: 'member_left', roomId, userId, subscriptionCount }));
             if (leavers.length > 0) frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
             frames.push({ type: 'subscription_count', roomId, subscriptionCount });
-            await forgetGone(await postInOrder(refs, frames), { frames: false });
+            await forgetGone(await postInOrder(refs, frames), { frames: false, listed: { projectId, refs } });
           }
         }
         const at = new Date().toISOString();
@@ -118,25 +122,37 @@ export async function announceDepartures(departures: readonly Departure[], optio
 }
 
 /**
- * Forgets connections and announces whatever that changed. `onlyIfPastHandshake` for 410s, where
- * a connection still inside its handshake grace is kept (its 410 only meant "not open yet").
+ * Forgets connections and announces whatever that changed; answers the ids this call dropped.
+ * `onlyIfPastHandshake` for 410s, where a connection still inside its handshake grace is kept (its
+ * 410 only meant "not open yet").
  */
 export async function forgetConnections(
   connectionIds: readonly string[],
   options: { onlyIfPastHandshake?: boolean; frames?: boolean } = {},
-): Promise<void> {
-  if (connectionIds.length === 0) return;
+): Promise<Set<string>> {
+  if (connectionIds.length === 0) return new Set();
   const drops = await Promise.all(connectionIds.map((id) => dropConnection(id, { onlyIfPastHandshake: options.onlyIfPastHandshake })));
-  await announceDepartures(
-    drops.filter((drop): drop is Departure => drop !== undefined),
-    { frames: options.frames },
-  );
+  const departures = drops.filter((drop): drop is Departure => drop !== undefined);
+  await announceDepartures(departures, { frames: options.frames });
+  return new Set(departures.map((departure) => departure.connection.connectionId));
 }
 
 /**
  * Forgets connections API Gateway reported gone (410). Those found while presence frames went out
  * are forgotten with `frames: false`: their departures raise the webhook events but no frames, so
- * a room full of stale connections cannot recurse.
+ * a room full of stale connections cannot recurse. `listed` is the list the posts went to: a gone
+ * connection of it that had no lookup left to drop is taken off that list (`unlistOrphans`).
  */
-export const forgetGone = (connectionIds: readonly string[], options: { frames?: boolean } = {}) =>
-  forgetConnections(connectionIds, { ...options, onlyIfPastHandshake: true });
+export async function forgetGone(
+  connectionIds: readonly string[],
+  options: { frames?: boolean; listed?: { projectId: string; refs: readonly ConnectionRef[] } } = {},
+): Promise<void> {
+  const dropped = await forgetConnections(connectionIds, { frames: options.frames, onlyIfPastHandshake: true });
+  if (!options.listed) return;
+  const orphans = new Set(connectionIds.filter((id) => !dropped.has(id)));
+  if (orphans.size > 0)
+    await unlistOrphans(
+      options.listed.projectId,
+      options.listed.refs.filter((ref) => orphans.has(ref.connectionId)),
+    );
+}
