@@ -12,7 +12,14 @@ describe('npm start (bin/local.ts) as a process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-data-'));
   const started: LocalProcess[] = [];
   afterAll(async () => {
-    await Promise.all(started.map((local) => local.stop('SIGKILL')));
+    // SIGKILL gives bin/local.ts no chance to stop its DynamoDB Local, which would run on alone.
+    await Promise.all(
+      started.map(async (local) => {
+        const javaPids = local.javaPids();
+        await local.stop('SIGKILL');
+        for (const pid of javaPids.filter(isAlive)) process.kill(pid, 'SIGKILL');
+      }),
+    );
     rmSync(dataDir, { recursive: true, force: true });
   });
 
