@@ -17,7 +17,7 @@ import type { Workload } from './receivers';
 export const COST_WARMUP = 3;
 
 /**
- * After the receivers left: waits until the gateway holds no connection and neither a management
+ * After the receivers left: waits until the gateway holds no connection, no handler is running, and neither a management
  * call nor a DynamoDB request (`activity`, a running count) happened for a while, so the
  * `$disconnect` work and the departures' presence frames do not spill into whatever runs next (or
  * into the runtime's stop, where they fail).
@@ -34,7 +34,9 @@ export async function waitForSilence(runtime: LocalRuntime, activity: () => numb
       last = now;
       lastChange = performance.now();
     }
-    if (runtime.gateway.connectionCount() === 0 && performance.now() - lastChange >= 750) return true;
+    // Handlers still running (a burst of `$disconnect`s waiting on DynamoDB Local) are not silence.
+    if (runtime.gateway.connectionCount() === 0 && runtime.stats().lambda.running === 0 && performance.now() - lastChange >= 750)
+      return true;
   }
   return false;
 }

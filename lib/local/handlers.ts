@@ -33,8 +33,11 @@ export function lambdaContext(functionName: string): Context {
  */
 export class HandlerHost {
   private readonly loaded = new Map<string, Promise<LambdaHandler>>();
-  /** Invocations and their wall time, as Lambda's `Invocations` and `Duration` metrics count them. */
-  private readonly counters = { invocations: 0, durationMs: 0 };
+  /**
+   * Invocations and their wall time, as Lambda's `Invocations` and `Duration` metrics count them,
+   * and how many are running now (Lambda's `ConcurrentExecutions`).
+   */
+  private readonly counters = { invocations: 0, durationMs: 0, running: 0 };
 
   constructor(private readonly functionsDir: string) {
     installAwsLambdaGlobal();
@@ -57,15 +60,17 @@ export class HandlerHost {
     return this.timed(() => handler(event, lambdaContext(functionName)));
   }
 
-  stats(): { readonly invocations: number; readonly durationMs: number } {
+  stats(): { readonly invocations: number; readonly durationMs: number; readonly running: number } {
     return { ...this.counters };
   }
 
   private async timed<T>(run: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    this.counters.running++;
     try {
       return await run();
     } finally {
+      this.counters.running--;
       this.counters.invocations++;
       this.counters.durationMs += performance.now() - started;
     }

@@ -93,7 +93,7 @@ export interface LocalStats {
   /** `@connections` calls: what API Gateway would bill as WebSocket messages sent. */
   readonly connections: ManagementStats;
   /** Every handler invocation and its wall time (Lambda's `Invocations` and `Duration`). */
-  readonly lambda: { readonly invocations: number; readonly durationMs: number };
+  readonly lambda: { readonly invocations: number; readonly durationMs: number; readonly running: number };
 }
 
 const zeroStreamStats: StreamPollerStats = {
