@@ -16,9 +16,11 @@ import { type Bench, type Context, fmt, type Goal, goalTable, loadAverage, table
 import { recording } from '../instrument';
 import { childPid, createProject, idleConnectionHour, ownCpuMs, PRICES, processCpuMs, round, uniqueId, versionOf } from '../util';
 import { COST_WARMUP, type CostRow, measureCost, waitForSilence } from './cost';
+import { type DatabaseFloor, databaseFloor } from './database-floor';
 import {
   CONNECT,
   fixedRateFor,
+  fixedWindowMsFor,
   maxDeliveries,
   measureTarget,
   P99_BOUND_MS,
@@ -31,9 +33,11 @@ import type { TargetKind, Workload } from './receivers';
 import { startPlainWsServer, startSoketi } from './servers';
 
 /** Seconds each target may spend before its searches stop taking steps. */
-const BUDGET: Record<TargetKind, number> = { plain: 40, soketi: 40, service: 120 };
+const BUDGET: Record<TargetKind, number> = { plain: 65, soketi: 65, service: 170 };
 /** Room sizes at which the service's AWS work per frame is counted, and frames per workload there. */
 const COST = { receivers: [10, 100], frames: 20 };
+/** Room size at which the service's database share of a frame is measured: the p99 goal of 1 × Soketi. */
+const FLOOR_RECEIVERS = 100;
 const SOKETI_SKIPPED = 'Soketi is opt-in: `BENCH_SOKETI=1 npm run bench` (or `npm run bench -- --soketi`)';
 
 async function plainTarget(sizes: readonly number[], log: Context['log']) {
@@ -65,6 +69,7 @@ async function serviceTarget({ service, log }: Context, sizes: readonly number[]
   const { runtime, api } = service;
   const { dynamo, sqs, sns } = service.clients;
   const cost: { rows: CostRow[]; error?: string } = { rows: [] };
+  let floor: DatabaseFloor | undefined;
   runtime.startConsumers();
   const project = await createProject(api, 'bench realtime');
   const senderToken = await project.token('rt-sender');
@@ -91,6 +96,10 @@ async function serviceTarget({ service, log }: Context, sizes: readonly number[]
       config: { kind: 'service', wsBase: runtime.baseUrl.replace(/^http/, 'ws'), roomId, senderToken, receiverTokens },
       serverCpuMs: () => ownCpuMs() + (processCpuMs(javaPid) ?? 0),
       afterSize: async (receivers, n) => {
+        if (n === FLOOR_RECEIVERS) {
+          floor = await databaseFloor(project.projectId, roomId, fixedRateFor(n));
+          log(`    DynamoDB requests of a client-* frame alone, N=${n}: p50 ${floor.p50} p90 ${floor.p90} ms`);
+        }
         if (!COST.receivers.includes(n)) return;
         await recording({ dynamo, sqs, sns }, async (recorder) => {
           for (const workload of ['message', 'client'] as const) {
@@ -117,7 +126,7 @@ async function serviceTarget({ service, log }: Context, sizes: readonly number[]
   );
   if (!silent) notes.push('The service was still busy with the receivers’ departures 30 s after they closed.');
   if (cost.rows.length === 0 && !cost.error) cost.error = result.error ?? 'no cost was counted';
-  return { result, cost };
+  return { result, cost, floor };
 }
 
 async function measure(context: Context) {
@@ -128,6 +137,7 @@ async function measure(context: Context) {
   const notes: string[] = [];
   const targets: TargetResult[] = [];
   let cost: { rows: CostRow[]; error?: string } = { rows: [], error: 'the service leg did not start' };
+  let floor: DatabaseFloor | undefined;
   const guard = async (target: TargetKind, work: () => Promise<TargetResult>) => {
     log(`  -- ${target}`);
     try {
@@ -144,6 +154,7 @@ async function measure(context: Context) {
   await guard('service', async () => {
     const outcome = await serviceTarget(context, sizes, notes);
     cost = outcome.cost;
+    floor = outcome.floor;
     return outcome.result;
   });
   for (const target of targets) {
@@ -186,6 +197,7 @@ async function measure(context: Context) {
     budgetSeconds: BUDGET,
     targets,
     cost,
+    floor,
     notes,
   };
 }
@@ -236,7 +248,11 @@ function goals(result: Realtime): Goal[] {
           ? skipped
           : p99Ratio === null
             ? 'n/a'
-            : `${Number(p99Ratio.toPrecision(3))} × (${serviceP99} vs ${soketiP99} ms)`,
+            : `${Number(p99Ratio.toPrecision(3))} × (${serviceP99} vs ${soketiP99} ms${
+                n === FLOOR_RECEIVERS && result.floor
+                  ? `; a frame's two DynamoDB Local requests alone: p50 ${result.floor.p50}, p90 ${result.floor.p90} ms`
+                  : ''
+              })`,
         pass: judged(p99Ratio !== null && p99Ratio <= p99Goal && service?.fixed.deliveredShare === 1),
       },
     ];
@@ -434,7 +450,7 @@ ${software.join('\n')}
 
 What runs where: the server under test is the bench process (plain \`ws\`, and the service with everything the local runtime hosts in process, plus DynamoDB Local's JVM) or its own child process (Soketi). The sender and all N receivers live in a separate receivers child (\`bench/realtime/receivers.ts\`, one per target), so client CPU is never charged to the server; they still share the machine's cores with it. The sender stamps every frame with its send time (\`performance.timeOrigin + performance.now()\`, one clock for the whole machine); each receiver takes its receipt time on the same clock. Latency is send → receipt over every delivery; deliveries per second are deliveries over first send → last delivery. Before every window the room must go quiet (no frame for ${s.quietMs} ms), so a window never starts on the backlog of the last one. The sender offers frames open loop (each at its time, whatever came back). A \`client-*\` event is \`{ type: "client-bench", data }\` on the service and the plain server and \`channel.trigger("client-bench", data)\` on a Soketi private channel (authorized by an HMAC signature the child makes itself); a message is the service's \`{ type: "message", content }\` frame, stored and fanned out as \`{ type: "message", message }\`. Every frame carries the same 120-character text.
 
-- **Fixed rate**: ${s.fixedRate} frames/s, but at most ${s.fixedDeliveries} deliveries/s (so ${result.receivers.map((n) => `${fmt(fixedRateFor(n), 2)} at N = ${n}`).join(', ')}), for ${fmt(s.fixedWindowMs / 1000, 1)} s; late deliveries are waited for up to ${fmt(s.fixedDrainMs / 1000, 1)} s after the last send.
+- **Fixed rate**: ${s.fixedRate} frames/s, but at most ${s.fixedDeliveries} deliveries/s (so ${result.receivers.map((n) => `${fmt(fixedRateFor(n), 2)} at N = ${n}`).join(', ')}), for ${s.fixedFrames} frames or at most ${fmt(s.fixedWindowMaxMs / 1000, 1)} s (so ${result.receivers.map((n) => `${fmt((fixedWindowMsFor(n) * fixedRateFor(n)) / 1000, 3)} frames at N = ${n}`).join(', ')}): a frame's deliveries arrive together, so frames are p99's independent samples, and at fewer than 100 p99 is the slowest frame; late deliveries are waited for up to ${fmt(s.fixedDrainMs / 1000, 1)} s after the last send.
 - **Highest rate**: starting from the fixed window, up to ${s.searchSteps} more windows of ${fmt(s.searchWindowMs.min / 1000, 1)}–${fmt(s.searchWindowMs.max / 1000, 1)} s (at least ${s.searchFrames} frames): ×${s.searchFactor} after a pass, ÷${s.searchFactor} after a failure, the geometric middle once a pass and a failure bracket the limit. A window passes when every frame reached every receiver within ${fmt(s.searchDrainMs / 1000, 1)} s of the last send, p99 ≤ ${P99_BOUND_MS} ms and the sender got no error frame. The figure is the highest passing rate tried, so it is a lower bound on the limit, which lies below the first failing rate; when nothing failed it is only a floor. The search gives up early when a failing window had no queueing at all (each frame delivered before the next was sent): then one frame alone takes longer than the bound and no lower rate passes. Each target's searches stop taking steps after its time budget (${Object.entries(
     result.budgetSeconds,
   )
@@ -450,7 +466,11 @@ ${goalTable(goals(result))}
 ### At the fixed rate
 
 ${table('Server | Frame | N | Sent / expected deliveries | Delivered | Deliveries/s | p50 ms | p99 ms | max ms | Server CPU % | Receivers CPU % / ELU | Other CPU %', fixedRows(result))}
-
+${
+  result.floor
+    ? `\nThe database's share of a service \`client-*\` frame: the two requests \`$default\` makes for one (the connection's rate-limit window and the room's connection list), made in parallel through the handlers' own client at N = ${FLOOR_RECEIVERS} and ${fmt(result.floor.rate, 2)} pairs/s, so DynamoDB Local is as idle as a frame finds it, took p50 ${result.floor.p50}, p90 ${result.floor.p90} and at most ${result.floor.max} ms over ${result.floor.pairs} pairs (\`bench/realtime/database-floor.ts\`). Soketi has no database on its path; this much of the service's latency over Soketi's is DynamoDB Local's answer time (p50 ${result.floor.backToBackP50} ms for the same pairs back to back: the rest is the idle gap), which no handler change removes while a frame's rate limit and list read stay per frame, as on AWS.\n`
+    : ''
+}
 ### Highest rate with p99 ≤ ${P99_BOUND_MS} ms and every frame delivered
 
 ${table('Server | Frame | N | Highest passing rate (frames/s) | Deliveries/s there | p50 / p99 ms there | First failing rate | Rates tried (✓ pass, ✗ fail)', searchRows(result))}

@@ -16,7 +16,13 @@ export const SETTINGS = {
   fixedRate: 10,
   /** ...but at most this many deliveries per second: rooms of 1000 get fixedDeliveries / 1000 frames/s. */
   fixedDeliveries: 2000,
-  fixedWindowMs: 2000,
+  /**
+   * Frames of the fixed window, within at most fixedWindowMaxMs. A frame's deliveries arrive
+   * together, so frames, not deliveries, are the independent samples of p99: at 20 frames it is
+   * the slowest frame; at 100, the slowest 1 %.
+   */
+  fixedFrames: 100,
+  fixedWindowMaxMs: 10_000,
   fixedDrainMs: 3000,
   searchSteps: 6,
   /** Rate multiplier of a search step while no bracket is known. */
@@ -35,6 +41,10 @@ export const CONNECT = { concurrency: 50, timeoutMs: 15_000 };
 
 /** The fixed window's rate at a room size. */
 export const fixedRateFor = (receivers: number) => Math.min(SETTINGS.fixedRate, SETTINGS.fixedDeliveries / receivers);
+
+/** How long the fixed window lasts at a room size. */
+export const fixedWindowMsFor = (receivers: number) =>
+  Math.min(SETTINGS.fixedWindowMaxMs, (SETTINGS.fixedFrames / fixedRateFor(receivers)) * 1000);
 
 let nextRunId = 1;
 
@@ -131,7 +141,7 @@ async function measureSeries(
     `${w.rate}/s → ${w.deliveriesPerSecond} deliveries/s, p50 ${w.latencyMs.p50} p99 ${w.latencyMs.p99} ms, ${round(w.deliveredShare * 100, 2)} % delivered${
       Object.keys(w.senderErrors).length ? `, sender errors ${JSON.stringify(w.senderErrors)}` : ''
     } [${w.pass ? 'pass' : 'fail'}]`;
-  const fixed = await window(fixedRateFor(n), SETTINGS.fixedWindowMs, SETTINGS.fixedDrainMs);
+  const fixed = await window(fixedRateFor(n), fixedWindowMsFor(n), SETTINGS.fixedDrainMs);
   log(`    ${target} ${workload} N=${n} fixed ${describe(fixed)}`);
   let best: WindowFigures | null = fixed.pass ? fixed : null;
   let failedAt: number | null = fixed.pass ? null : fixed.rate;
