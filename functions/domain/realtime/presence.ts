@@ -49,11 +49,7 @@ export async function announceArrival(
       }
       frames.push({ type: 'subscription_count', roomId, subscriptionCount });
       const others = refs.filter((ref) => ref.connectionId !== connection.connectionId);
-      work.push(
-        postInOrder(others, frames).then((gone) =>
-          forgetGone(gone, { frames: false, listed: { projectId: connection.projectId, refs: others } }),
-        ),
-      );
+      work.push(postInOrder(others, frames).then((gone) => forgetGone(gone, { frames: false })));
     }
     const at = new Date().toISOString();
     const events: RealtimeEvent[] = [];
@@ -104,7 +100,7 @@ export async function announceDepartures(departures: readonly Departure[], optio
             const frames: unknown[] = leavers.map((userId) => ({ type: 'member_left', roomId, userId, subscriptionCount }));
             if (leavers.length > 0) frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
             frames.push({ type: 'subscription_count', roomId, subscriptionCount });
-            await forgetGone(await postInOrder(refs, frames), { frames: false, listed: { projectId, refs } });
+            await forgetGone(await postInOrder(refs, frames), { frames: false });
           }
         }
         const at = new Date().toISOString();
@@ -140,8 +136,11 @@ export async function forgetConnections(
 /**
  * Forgets connections API Gateway reported gone (410). Those found while presence frames went out
  * are forgotten with `frames: false`: their departures raise the webhook events but no frames, so
- * a room full of stale connections cannot recurse. `listed` is the list the posts went to: a gone
- * connection of it that had no lookup left to drop is taken off that list (`unlistOrphans`).
+ * a room full of stale connections cannot recurse. `listed` is the list a broadcast posted to: a
+ * gone connection of it that had no lookup left to drop is taken off that list (`unlistOrphans`).
+ * Presence frames pass none: they go out while departures are still being stored, above all in a
+ * wave of disconnects, where most lookups without their entry removed yet are not orphans but
+ * `$disconnect`s in progress.
  */
 export async function forgetGone(
   connectionIds: readonly string[],
