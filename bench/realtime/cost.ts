@@ -17,10 +17,10 @@ import type { Workload } from './receivers';
 export const COST_WARMUP = 3;
 
 /**
- * After the receivers left: waits until the gateway holds no connection, no handler is running, and neither a management
- * call nor a DynamoDB request (`activity`, a running count) happened for a while, so the
- * `$disconnect` work and the departures' presence frames do not spill into whatever runs next (or
- * into the runtime's stop, where they fail).
+ * After the receivers left: waits until the gateway holds no connection, no handler is running,
+ * and neither a management call nor a DynamoDB request (`activity`, a running count) happened for
+ * a while, so the `$disconnect` work and the departures' presence frames do not spill into
+ * whatever runs next (or into the runtime's stop, where they fail).
  */
 export async function waitForSilence(runtime: LocalRuntime, activity: () => number, maxMs: number): Promise<boolean> {
   const started = performance.now();

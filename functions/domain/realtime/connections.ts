@@ -279,20 +279,17 @@ export async function dropConnection(
  */
 export async function unlistOrphans(projectId: string, refs: readonly ConnectionRef[]): Promise<void> {
   const graceEnd = nowSeconds() - HANDSHAKE_GRACE_MS / 1000;
+  // The entry's TTL was set at connect: connected at ttl − CONNECTION_TTL_SECONDS.
+  const orphans = refs.filter((ref) => ref.roomId && ref.ttl - CONNECTION_TTL_SECONDS <= graceEnd);
+  if (orphans.length === 0) return;
+  logger.warn('room list entries without a connection removed', { projectId, connectionIds: orphans.map((ref) => ref.connectionId) });
   const shards = new Map<string, { key: { pk: string; sk: string }; entries: string[] }>();
-  for (const ref of refs) {
-    // The entry's TTL was set at connect: connected at ttl − CONNECTION_TTL_SECONDS.
-    if (!ref.roomId || ref.ttl - CONNECTION_TTL_SECONDS > graceEnd) continue;
-    const key = roomListShardKey(projectId, ref.roomId, ref.connectionId);
+  for (const ref of orphans) {
+    const key = roomListShardKey(projectId, ref.roomId as string, ref.connectionId);
     const shard = shards.get(`${key.pk}\n${key.sk}`) ?? { key, entries: [] };
     shard.entries.push(roomListEntry(ref));
     shards.set(`${key.pk}\n${key.sk}`, shard);
   }
-  if (shards.size === 0) return;
-  logger.warn('room list entries without a connection removed', {
-    projectId,
-    connectionIds: [...shards.values()].flatMap((shard) => shard.entries.map((entry) => entry.split(' ')[0])),
-  });
   await Promise.all([...shards.values()].map(({ key, entries }) => removeFromRoomList(key, entries)));
 }
 
