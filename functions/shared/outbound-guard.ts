@@ -13,50 +13,62 @@ import { parseClientUrl } from '#shared/urls';
 /** The `code` of the error the guarded lookup hands to the socket; `send()` reports it as `private_address`. */
 export const PRIVATE_ADDRESS_ERROR_CODE = 'EPRIVATEADDRESS';
 
+/** A blocked network: its first address, prefix length and family. */
+export interface BlockedRange {
+  readonly network: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
+}
+
+const ipv4 = (network: string, prefix: number): BlockedRange => ({ network, prefix, family: 'ipv4' });
+const ipv6 = (network: string, prefix: number): BlockedRange => ({ network, prefix, family: 'ipv6' });
+
 /**
  * Addresses a request may never reach on AWS: private, loopback, link-local (instance metadata),
  * CGNAT, documentation, benchmarking, multicast and reserved ranges, and their IPv6 kin, including
  * the IPv6 forms that carry an IPv4 address a relay or the kernel may route to (IPv4-compatible,
- * NAT64, 6to4, Teredo). `BlockList` also matches IPv4-mapped IPv6 addresses (`::ffff:7f00:1`)
- * against the IPv4 rules, so a mapped public address stays allowed.
+ * IPv4-translated, NAT64, 6to4, Teredo). `BlockList` also matches IPv4-mapped IPv6 addresses
+ * (`::ffff:7f00:1`) against the IPv4 rules, so a mapped public address stays allowed. Exported so
+ * the tests put one address of every range to the guard, a range added later included.
  */
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
+export const BLOCKED_RANGES: readonly BlockedRange[] = [
+  ipv4('0.0.0.0', 8),
+  ipv4('10.0.0.0', 8),
+  ipv4('100.64.0.0', 10),
+  ipv4('127.0.0.0', 8),
+  ipv4('169.254.0.0', 16),
+  ipv4('172.16.0.0', 12),
+  ipv4('192.0.0.0', 24),
+  ipv4('192.0.2.0', 24),
+  ipv4('192.88.99.0', 24),
+  ipv4('192.168.0.0', 16),
+  ipv4('198.18.0.0', 15),
+  ipv4('198.51.100.0', 24),
+  ipv4('203.0.113.0', 24),
   // Multicast and the reserved 240/4, up to the broadcast address.
-  ['224.0.0.0', 3],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
+  ipv4('224.0.0.0', 3),
   // Unspecified, loopback and IPv4-compatible (`::127.0.0.1`, deprecated, never public).
-  ['::', 96],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
+  ipv6('::', 96),
+  // IPv4-translated (SIIT, `::ffff:0:a9fe:a9fe`): a translator hands it to the IPv4 address it carries.
+  ipv6('::ffff:0:0:0', 96),
+  // NAT64, well-known and local-use (`64:ff9b:1::a9fe:a9fe` reaches 169.254.169.254 through a translator).
+  ipv6('64:ff9b::', 96),
+  ipv6('64:ff9b:1::', 48),
+  // Discard-only.
+  ipv6('100::', 64),
   // Teredo, then documentation; 6to4 below.
-  ['2001::', 32],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
-}
+  ipv6('2001::', 32),
+  ipv6('2001:db8::', 32),
+  ipv6('2002::', 16),
+  // Unique local, link-local, the deprecated site-local, multicast.
+  ipv6('fc00::', 7),
+  ipv6('fe80::', 10),
+  ipv6('fec0::', 10),
+  ipv6('ff00::', 8),
+];
+
+const blocked = new BlockList();
+for (const { network, prefix, family } of BLOCKED_RANGES) blocked.addSubnet(network, prefix, family);
 
 /**
  * Names that only ever mean this machine or a private network: RFC 6761 `localhost`, mDNS `.local`,

@@ -339,6 +339,9 @@ describe('registration on the AWS setting (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)'
     'https://x.internal/hook',
     'https://[::ffff:127.0.0.1]/hook',
     'https://2130706433/hook',
+    // NAT64 local-use and IPv4-translated forms of the instance metadata address.
+    'https://[64:ff9b:1::a9fe:a9fe]/latest/meta-data/',
+    'https://[::ffff:0:a9fe:a9fe]/latest/meta-data/',
   ])('refuses the private spelling %s with webhook_url_private', async (url) => {
     // Act
     const refused = await register(url);

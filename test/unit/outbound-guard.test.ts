@@ -1,7 +1,15 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '#shared/errors';
-import { assertAllowedTargetUrl, createGuardedLookup, type GuardOptions, isRefusedTarget } from '#shared/outbound-guard';
+import {
+  assertAllowedTargetUrl,
+  BLOCKED_RANGES,
+  type BlockedRange,
+  createGuardedLookup,
+  type GuardOptions,
+  isPrivateAddress,
+  isRefusedTarget,
+} from '#shared/outbound-guard';
 
 /**
  * The SSRF guard on user-supplied URLs, with private targets not allowed (the AWS setting): every
@@ -66,6 +74,9 @@ const REFUSED_BY_LITERAL = [
   'https://[2002:7f00:1::]/hook',
   'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook',
   'https://[64:ff9b::a9fe:a9fe]/hook',
+  'https://[64:ff9b:1::a9fe:a9fe]/hook',
+  'https://[::ffff:0:a9fe:a9fe]/hook',
+  'https://[fec0::1]/hook',
   'https://[fd00:ec2::254]/hook',
   'https://[fe80::1]/hook',
   'https://[ff02::1]/hook',
@@ -85,6 +96,135 @@ const ACCEPTED = [
   'https://[2001:4860:4860::8888]/hook',
   'https://[::ffff:8.8.8.8]/hook',
 ];
+
+/**
+ * One address inside every range the guard must block, written out by hand: a range dropped from the
+ * guard's list fails here, where the generated cases below would silently lose it.
+ */
+const ONE_ADDRESS_PER_REQUIRED_RANGE = [
+  ['0.0.0.0/8', '0.1.2.3'],
+  ['10.0.0.0/8', '10.200.0.1'],
+  ['100.64.0.0/10', '100.127.255.254'],
+  ['127.0.0.0/8', '127.9.9.9'],
+  ['169.254.0.0/16', '169.254.169.254'],
+  ['172.16.0.0/12', '172.31.0.1'],
+  ['192.0.0.0/24', '192.0.0.9'],
+  ['192.0.2.0/24', '192.0.2.10'],
+  ['192.88.99.0/24', '192.88.99.1'],
+  ['192.168.0.0/16', '192.168.255.1'],
+  ['198.18.0.0/15', '198.19.0.1'],
+  ['198.51.100.0/24', '198.51.100.7'],
+  ['203.0.113.0/24', '203.0.113.200'],
+  ['224.0.0.0/3', '239.255.255.250'],
+  ['240.0.0.0/4 (in 224/3)', '255.255.255.255'],
+  ['::/96', '::a9fe:a9fe'],
+  ['::ffff:0:0:0/96', '::ffff:0:a9fe:a9fe'],
+  ['64:ff9b::/96', '64:ff9b::7f00:1'],
+  ['64:ff9b:1::/48', '64:ff9b:1::a9fe:a9fe'],
+  ['100::/64', '100::1'],
+  ['2001::/32', '2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+  ['2001:db8::/32', '2001:db8::1'],
+  ['2002::/16', '2002:a9fe:a9fe::1'],
+  ['fc00::/7', 'fd12:3456::1'],
+  ['fe80::/10', 'fe80::1'],
+  ['fec0::/10', 'fec0::1'],
+  ['ff00::/8', 'ff02::1'],
+] as const;
+
+describe('every blocked range', () => {
+  it.each(ONE_ADDRESS_PER_REQUIRED_RANGE)('%s: %s is private', (_range, address) => {
+    // Act
+    const isPrivate = isPrivateAddress(address);
+
+    // Assess
+    expect(isPrivate).toBe(true);
+  });
+
+  it.each(ONE_ADDRESS_PER_REQUIRED_RANGE)('%s: a URL to %s is refused at registration and before connecting', (_range, address) => {
+    // Prepare
+    const url = `https://${address.includes(':') ? `[${address}]` : address}/hook`;
+
+    // Act
+    const code = registrationCode(url);
+    const refused = isRefusedTarget(url, AWS);
+
+    // Assess
+    expect(code).toBe('webhook_url_private');
+    expect(refused).toBe(true);
+  });
+
+  const bits = (family: BlockedRange['family']) => (family === 'ipv4' ? 32 : 128);
+
+  /** The address as a number, parsed here rather than by the `BlockList` under test. */
+  function toNumber(address: string, family: BlockedRange['family']): bigint {
+    if (family === 'ipv4') return address.split('.').reduce((sum, part) => (sum << 8n) + BigInt(part), 0n);
+    const [head = '', tail = ''] = address.split('::');
+    const groups = (text: string) => (text === '' ? [] : text.split(':'));
+    const missing = 8 - groups(head).length - groups(tail).length;
+    const all = address.includes('::') ? [...groups(head), ...Array(missing).fill('0'), ...groups(tail)] : groups(head);
+    return all.reduce((sum, group) => (sum << 16n) + BigInt(`0x${group}`), 0n);
+  }
+
+  function toAddress(value: bigint, family: BlockedRange['family']): string {
+    const parts: string[] = [];
+    for (let shift = bits(family) - (family === 'ipv4' ? 8 : 16); shift >= 0; shift -= family === 'ipv4' ? 8 : 16) {
+      const part = (value >> BigInt(shift)) & (family === 'ipv4' ? 0xffn : 0xffffn);
+      parts.push(family === 'ipv4' ? part.toString(10) : part.toString(16));
+    }
+    return parts.join(family === 'ipv4' ? '.' : ':');
+  }
+
+  function bounds({ network, prefix, family }: BlockedRange) {
+    const first = toNumber(network, family);
+    const size = 1n << BigInt(bits(family) - prefix);
+    return { first, last: first + size - 1n };
+  }
+
+  const covered = (value: bigint, family: BlockedRange['family']) =>
+    BLOCKED_RANGES.some((range) => {
+      if (range.family !== family) return false;
+      const { first, last } = bounds(range);
+      return value >= first && value <= last;
+    });
+
+  const generated = BLOCKED_RANGES.map((range) => ({ ...range, name: `${range.network}/${range.prefix}` }));
+
+  it.each(generated)('$name: its first, second and last address are private', (range) => {
+    // Prepare
+    const { first, last } = bounds(range);
+    const inside = [first, first + 1n, last].map((value) => toAddress(value, range.family));
+
+    // Act
+    const verdicts = inside.map((address) => [address, isPrivateAddress(address)]);
+
+    // Assess
+    expect(verdicts).toEqual(inside.map((address) => [address, true]));
+  });
+
+  it.each(generated.filter((range) => range.family === 'ipv4'))('$name: its IPv4-mapped IPv6 form is private too', (range) => {
+    // Prepare
+    const mapped = `::ffff:${toAddress(bounds(range).first + 1n, 'ipv4')}`;
+
+    // Act
+    const isPrivate = isPrivateAddress(mapped);
+
+    // Assess
+    expect(isPrivate).toBe(true);
+  });
+
+  it.each(generated)('$name: the address right after it is private only when another range covers it', (range) => {
+    // Prepare: the prefix is no wider than listed.
+    const after = bounds(range).last + 1n;
+    if (after >= 1n << BigInt(bits(range.family))) return;
+    const address = toAddress(after, range.family);
+
+    // Act
+    const isPrivate = isPrivateAddress(address);
+
+    // Assess
+    expect(isPrivate).toBe(covered(after, range.family));
+  });
+});
 
 describe.each([
   { kind: 'by name', urls: REFUSED_BY_NAME },
