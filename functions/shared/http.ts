@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type HttpRoute, httpRoute } from '#lib/routes';
@@ -15,6 +14,7 @@ import { BadRequestError, errorAnswer, NotFoundError, PayloadTooLargeError, Unau
 import { logger } from '#shared/logger';
 import { enforceRouteGuards } from '#shared/route-guards';
 import type * as z from '#shared/schema';
+import { traceIdOf } from '#shared/trace-id';
 
 /** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -168,7 +168,7 @@ export function httpHandler<
 
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
     const headers = lowerCaseHeaders(event.headers);
-    const traceId = headers['x-trace-id'] ?? event.requestContext?.requestId ?? randomUUID();
+    const traceId = traceIdOf(headers['x-trace-id'], event.requestContext?.requestId);
     logger.appendKeys({ traceId, route: route.id });
     const traceHeader = { 'x-trace-id': traceId };
     try {

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { httpRoute } from '#lib/routes';
 import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
 import { errorAnswer, NotFoundError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
+import { traceIdOf } from '#shared/trace-id';
 
 /** What Lambda's Node.js runtime provides to response-streaming functions (`awslambda` global). */
 interface AwsLambdaGlobal {
@@ -67,7 +67,7 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
   return awslambda.streamifyResponse(async (event, responseStream) => {
     const headers = lowerCase(event.headers);
     const query = event.queryStringParameters ?? {};
-    const traceId = headers['x-trace-id'] ?? event.requestContext?.requestId ?? randomUUID();
+    const traceId = traceIdOf(headers['x-trace-id'], event.requestContext?.requestId);
     let opened: Writable | undefined;
     const closed = new Promise<void>((resolve) => {
       responseStream.once('close', () => resolve());

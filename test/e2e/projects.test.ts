@@ -216,4 +216,36 @@ describe('the gateway', () => {
     // Assess
     expect(response.headers.get('x-trace-id')).toBe(traceId);
   });
+
+  it.each([
+    { name: 'longer than 128 characters', traceId: 'a'.repeat(129) },
+    { name: 'with a quote and braces', traceId: '"},{"admin":true' },
+    { name: 'with spaces', traceId: 'trace id' },
+    { name: 'with non-ASCII letters', traceId: 'trâce' },
+  ])('replaces an X-Trace-Id $name with an id of its own', async ({ traceId }) => {
+    // Act
+    const response = await api('/health', { headers: { 'x-trace-id': traceId } });
+
+    // Assess
+    const echoed = response.headers.get('x-trace-id');
+    expect(echoed).not.toBe(traceId);
+    expect(echoed).toMatch(/^[A-Za-z0-9._:=-]{1,128}$/);
+  });
+
+  it('keeps an X-Trace-Id of 128 characters in the W3C and X-Ray spellings', async () => {
+    // Prepare
+    const traceIds = [
+      'b'.repeat(128),
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      'Root=1-5759e988-bd862e3fe1be46a994272793',
+    ];
+
+    // Act
+    const echoed = await Promise.all(
+      traceIds.map(async (traceId) => (await api('/health', { headers: { 'x-trace-id': traceId } })).headers.get('x-trace-id')),
+    );
+
+    // Assess
+    expect(echoed).toEqual(traceIds);
+  });
 });
