@@ -517,3 +517,60 @@ describe('rate limits of the wiring table', () => {
     60_000,
   );
 });
+
+describe("the message pipeline's limit (RATE_LIMIT_MESSAGES_PER_MINUTE)", () => {
+  it('past the limit, POST /messages, POST /rooms/{roomId}/messages and a message frame are refused with nothing written', async () => {
+    // Prepare: a user of its own spends the whole minute's budget with real messages.
+    const userId = `limited-${SEED}`;
+    const tokenAnswer = await fetch(`${fx.baseUrl}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': fx.a.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId, roles: ['member'] }),
+    });
+    const { token } = (await tokenAnswer.json()) as { token: string };
+    const post = (path: string, body: Record<string, unknown>) =>
+      fetch(`${fx.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any, headers: response.headers }));
+    const roomPath = `/rooms/${fx.rooms.public}/messages`;
+    // Spent once a refusal leaves 5 s or more of its window, so the budget cannot renew before the Act.
+    const spent = (answer: { status: number; headers: Headers }) => answer.status === 429 && Number(answer.headers.get('retry-after')) >= 5;
+    let statuses: number[] = [];
+    let done = false;
+    while (statuses.length < 3 * LIMIT_PER_MINUTE && !done) {
+      const batch = await Promise.all(Array.from({ length: 25 }, (_, i) => post(roomPath, { content: `spend ${statuses.length + i}` })));
+      statuses = [...statuses, ...batch.map((answer) => answer.status)];
+      done = batch.some(spent);
+    }
+    stats.http += statuses.length;
+    expect(statuses.filter((status) => status !== 201 && status !== 429)).toEqual([]);
+    expect(done, `no refusal with 5 s of its window left after ${statuses.length} messages`).toBe(true);
+    const socket = await connectWelcomed(fx.rooms.public, token, { history: 0, wsUrl: fx.wsUrl });
+    await watch.settle();
+
+    try {
+      // Act
+      const refusedFrame = nextNew(socket, (frame) => frame.type === 'error', 10_000);
+      socket.send({ type: 'message', content: 'refused frame', clientMessageId: `refused-frame-${SEED}` });
+      const answers = [
+        await post('/messages', { roomId: fx.rooms.public, content: 'refused', clientMessageId: `refused-${SEED}` }),
+        await post(roomPath, { content: 'refused too', clientMessageId: `refused-too-${SEED}` }),
+      ];
+      const frame = await refusedFrame;
+      stats.http += 2;
+      stats.frames++;
+
+      // Assess
+      for (const answer of answers) {
+        expect(answer).toMatchObject({ status: 429, body: { error: { code: 'rate_limited', message: expect.any(String) } } });
+        expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      expect(frame).toMatchObject({ error: { code: 'rate_limited' } });
+      expect(describeWrites(await refusalWrites())).toBe('');
+    } finally {
+      await socket.close();
+    }
+  }, 90_000);
+});
