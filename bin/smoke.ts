@@ -168,7 +168,11 @@ async function call(
     throw new Error(`${method} ${baseUrl}${path} failed: ${failureReason(error)}`);
   }
   if (!expected.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status} ${errorOf(text)}`);
-  return text ? JSON.parse(text) : undefined;
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    throw new Error(`${method} ${path} answered ${response.status} with something else than JSON: ${text.slice(0, 200)}`);
+  }
 }
 
 /** The first frame matching `predicate`, or a failure naming what was awaited and the frame types that came instead. */
