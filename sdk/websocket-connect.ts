@@ -27,8 +27,15 @@ function refusalError(status: number, retryAfter?: number): ChatError {
   });
 }
 
-/** The room's WebSocket URL: the local runtime's `/ws/rooms/<roomId>`, or the AWS `wsUrl` with `roomId` in the query. */
-function webSocketUrl(settings: ClientSettings, token: string, history: number): string {
+/**
+ * The room's WebSocket URL: the local runtime's `/ws/rooms/<roomId>`, or the AWS `wsUrl` with
+ * `roomId` in the query. Exported for the post-deploy smoke test, which must connect as clients do.
+ */
+export function webSocketUrl(
+  settings: Pick<ClientSettings, 'baseUrl' | 'wsUrl' | 'roomId' | 'cache'>,
+  token: string,
+  history: number,
+): string {
   const query = new URLSearchParams();
   if (settings.wsUrl) query.set('roomId', settings.roomId);
   query.set('token', token);
