@@ -54,7 +54,7 @@ const memberPushId = `push_${randomBytes(16).toString('hex')}`;
 const summaryTokens: string[] = [];
 /** The thread (root and two replies, in `roomId`) the SummarizeThread and SuggestReplies requests name. */
 let thread: { rootId: number; replyIds: number[] };
-/** The agent the UpdateAgent and InvokeAgent requests act on. */
+/** The agent the UpdateAgent and InvokeAgent requests act on, and StartRoomHandoff names. */
 let agentId: string;
 /** Agents for the DeleteAgent requests to delete, one per request. */
 const disposableAgentIds: string[] = [];
@@ -451,7 +451,7 @@ const requests: Record<string, RouteRequest> = {
   StartRoomHandoff: {
     path: () => `/rooms/${handoffFreeRoomIds.pop() ?? uniqueId('none-left')}/handoff`,
     auth: () => ({ apiKey: project.apiKey }),
-    body: () => ({ agentId: 'human-agent-1', note: 'customer asks for a refund' }),
+    body: () => ({ agentId, note: 'customer asks for a refund' }),
     success: 201,
   },
   CompleteRoomHandoff: {
