@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BadRequestError } from '#shared/errors';
 import * as z from '#shared/schema';
 
 /** Project ids: what API keys (`ck_<projectId>_...`) and webhook ids embed, and keys begin with. */
@@ -12,4 +13,33 @@ export const idSchema = z
 /** A short random id with a readable prefix, e.g. `room_3k9x...`. */
 export function newId(prefix: string, bytes = 10): string {
   return `${prefix}_${randomBytes(bytes).toString('base64url').replace(/[-_]/g, 'x')}`;
+}
+
+/** A dm's room id: `dm_` and a hash of its two members, so anyone can compute it. */
+export const DM_ROOM_ID_PREFIX = 'dm_';
+/** A room created without an id. */
+export const GENERATED_ROOM_ID_PREFIX = 'room_';
+/** An agent speaks as the user `agent:<handle>` and keys its answers to a mention as `agent:<handle>:<eventId>`. */
+export const AGENT_USER_PREFIX = 'agent:';
+
+/**
+ * Where a client names an id in a namespace the service also derives ids in, the prefixes of the
+ * derived ones. Derived ids are predictable (a dm's from its members, an agent answer's from the
+ * mention), so a client allowed one could claim it first: a group room under two other users' dm
+ * id, whose owner then reads their dm; a message under an agent answer's key, which silences it.
+ */
+export const RESERVED_ID_PREFIXES = {
+  room: [DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX],
+  clientMessage: [AGENT_USER_PREFIX],
+} as const;
+
+/** `400 reserved_id` for a client-chosen id in a prefix the service keeps for the ids it derives. */
+export function refuseReservedId(kind: keyof typeof RESERVED_ID_PREFIXES, id: string, field: string): void {
+  const prefix = RESERVED_ID_PREFIXES[kind].find((reserved) => id.startsWith(reserved));
+  if (prefix === undefined) return;
+  throw new BadRequestError(
+    `Ids beginning with ${prefix} are made by the service`,
+    [{ field, message: `must not begin with ${prefix}` }],
+    'reserved_id',
+  );
 }

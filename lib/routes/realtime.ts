@@ -109,8 +109,10 @@ export const realtime: Area = {
       path: '/users/{userId}/watchlist',
       handler: 'http/realtime/add-watchlist-target.ts',
       auth: 'userOrService',
+      // A guest (an embed widget's visitor) may not follow the project's users coming and going.
+      minRole: 'member',
       bindings: ['table:read', 'table:write'],
-      summary: 'Watch a room or a user: activity reaches the user channel',
+      summary: 'Watch a room or a user: activity reaches the user channel (members and above)',
     },
     {
       id: 'RemoveWatchlistTarget',

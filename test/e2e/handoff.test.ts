@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHandoff } from '#domain/ai/handoff';
 import { isHandoffActive, requireNoHandoff } from '#domain/ai/handoff-state';
+import { createAgent } from '../support/ai/fixtures';
 import { type ApiResponse, api, createTestProject, ISO_TIMESTAMP, newUser, runtime, type TestProject, uniqueId } from '../support/api';
 import { eventually, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { connectWelcomed, type Frame, type RoomSocket } from '../support/ws';
@@ -23,29 +24,37 @@ interface Cast {
   readonly guest: { userId: string; token: string };
   readonly outsider: { userId: string; token: string };
   readonly moderator: { userId: string; token: string };
+  readonly outsideModerator: { userId: string; token: string };
   readonly admin: { userId: string; token: string };
   readonly projectOwner: { userId: string; token: string };
 }
 
-/** A project with one user per role: the room's owner, a member and a guest of it, and project staff outside it. */
+/**
+ * A project with one user per role: the room's owner, a member and a guest of it, a moderator who
+ * staffs it (a member), and project staff outside it.
+ */
 async function newCast(name: string): Promise<Cast> {
   const project = await createTestProject(name);
-  const [owner, member, guest, outsider, moderator, admin, projectOwner] = await Promise.all([
+  const [owner, member, guest, outsider, moderator, outsideModerator, admin, projectOwner] = await Promise.all([
     newUser(project, 'owner'),
     newUser(project, 'member'),
     newUser(project, 'guest', ['guest']),
     newUser(project, 'outsider'),
     newUser(project, 'moderator', ['moderator']),
+    newUser(project, 'outside-moderator', ['moderator']),
     newUser(project, 'admin', ['admin']),
     newUser(project, 'powner', ['owner']),
   ]);
-  return { project, owner, member, guest, outsider, moderator, admin, projectOwner };
+  return { project, owner, member, guest, outsider, moderator, outsideModerator, admin, projectOwner };
 }
 
-/** A group room of the cast's owner with its member and guest (the guest joins with room role `guest`). */
+/** A group room of the cast's owner with its member, its moderator and its guest (the guest joins with room role `guest`). */
 async function newRoom(cast: Cast): Promise<string> {
   const roomId = uniqueId('room');
-  const created = await api('/rooms', { token: cast.owner.token, body: { id: roomId, type: 'group', members: [cast.member.userId] } });
+  const created = await api('/rooms', {
+    token: cast.owner.token,
+    body: { id: roomId, type: 'group', members: [cast.member.userId, cast.moderator.userId] },
+  });
   if (created.status !== 201) throw new Error(`room creation failed: ${created.status} ${JSON.stringify(created.body)}`);
   const added = await api(`/rooms/${roomId}/members`, { token: cast.owner.token, body: { userId: cast.guest.userId, role: 'guest' } });
   if (added.status !== 201 && added.status !== 200)
@@ -69,10 +78,14 @@ const codesOf = (response: ApiResponse) => (response.body.dispositions as { code
 let cast: Cast;
 let other: Cast;
 let receiver: WebhookReceiver;
+/** An agent of `cast`'s project, and one of `other`'s. */
+let agent: Awaited<ReturnType<typeof createAgent>>;
+let otherAgent: Awaited<ReturnType<typeof createAgent>>;
 const sockets: RoomSocket[] = [];
 
 beforeAll(async () => {
   [cast, other, receiver] = await Promise.all([newCast('handoff'), newCast('handoff-other'), startWebhookReceiver()]);
+  [agent, otherAgent] = await Promise.all([createAgent({ apiKey: cast.project.apiKey }), createAgent({ apiKey: other.project.apiKey })]);
   const registered = await api('/webhooks/register', { apiKey: cast.project.apiKey, body: { url: receiver.url, eventTypes: ['handoff'] } });
   if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${JSON.stringify(registered.body)}`);
   receiver.secret = registered.body.secret;
@@ -241,7 +254,7 @@ describe('completing a handoff', () => {
     roomId = await newRoom(cast);
     const socket = await connectWelcomed(roomId, cast.member.token);
     sockets.push(socket);
-    taken = await takeOver(roomId, { apiKey: cast.project.apiKey }, { agentId: 'agent-7' });
+    taken = await takeOver(roomId, { apiKey: cast.project.apiKey }, { agentId: agent.id });
     unknown = await complete(roomId, { token: cast.moderator.token }, { disposition: 'no_such_code' });
 
     completed = await complete(roomId, { token: cast.moderator.token }, { disposition: 'escalated', note: 'sent to billing' });
@@ -252,7 +265,7 @@ describe('completing a handoff', () => {
   it('claims the task for the agent named, taken by the API key as service', () => {
     // Assess
     expect(taken.status).toBe(201);
-    expect(taken.body).toMatchObject({ agentId: 'agent-7', takenBy: 'service' });
+    expect(taken.body).toMatchObject({ agentId: agent.id, takenBy: 'service' });
   });
 
   it('refuses an unknown disposition with 400 unknown_disposition naming the allowed codes, and stays active', () => {
@@ -289,7 +302,7 @@ describe('completing a handoff', () => {
     expect(resolved.find((task) => task.taskId === taken.body.agent_task_id)).toMatchObject({
       trigger_source: 'ai_handoff',
       status: 'resolved',
-      claimedBy: 'agent-7',
+      claimedBy: agent.id,
       resolvedAt: completed.body.completedAt,
       resolvedBy: cast.moderator.userId,
       disposition: 'escalated',
@@ -357,6 +370,22 @@ describe('a room that never had a handoff', () => {
       [404, 'room_not_found'],
       [404, 'room_not_found'],
     ]);
+  });
+
+  it.each([
+    { variant: 'an id no agent has', agentId: () => uniqueId('agt') },
+    { variant: "another project's agent", agentId: () => otherAgent.id },
+  ])('answers 404 agent_not_found for $variant, and starts nothing', async ({ agentId }) => {
+    // Prepare
+    const roomId = await newRoom(cast);
+
+    // Act
+    const taken = await takeOver(roomId, { token: cast.moderator.token }, { agentId: agentId() });
+
+    // Assess
+    expect({ status: taken.status, code: taken.body.error?.code }).toEqual({ status: 404, code: 'agent_not_found' });
+    expect((await handoffOf(roomId, { apiKey: cast.project.apiKey })).body).toEqual({ state: 'none' });
+    expect((await tasksOf(cast)).map((task) => task.roomId)).not.toContain(roomId);
   });
 
   it('validates the bodies: a note of 2001 characters, an unknown field', async () => {
@@ -434,8 +463,79 @@ describe('the excerpt instead of an AI summary', () => {
 });
 
 describe('who may take over and complete', () => {
+  it('lets a moderator who is a member of the room take over and complete', async () => {
+    // Prepare
+    const roomId = await newRoom(cast);
+
+    // Act
+    const taken = await takeOver(roomId, { token: cast.moderator.token });
+    const completed = await complete(roomId, { token: cast.moderator.token }, { disposition: 'resolved' });
+
+    // Assess
+    expect([taken.status, completed.status]).toEqual([201, 200]);
+    expect([taken.body.takenBy, completed.body.completedBy]).toEqual([cast.moderator.userId, cast.moderator.userId]);
+  });
+
+  describe('a moderator outside a private room, which history refuses them too', () => {
+    let roomId: string;
+    beforeAll(async () => {
+      roomId = await newRoom(cast);
+      await api('/messages', { token: cast.member.token, body: { roomId, content: 'my order number is 4711' } });
+    });
+
+    it('gets 403 not_a_member on POST with no context, and the room keeps no handoff', async () => {
+      // Act
+      const [history, taken] = await Promise.all([
+        api(`/rooms/${roomId}/messages`, { token: cast.outsideModerator.token }),
+        takeOver(roomId, { token: cast.outsideModerator.token }),
+      ]);
+
+      // Assess
+      expect([history.status, history.body.error.code]).toEqual([403, 'not_a_member']);
+      expect({ status: taken.status, body: taken.body }).toEqual({
+        status: 403,
+        body: { error: { code: 'not_a_member', message: expect.any(String) } },
+      });
+      expect((await handoffOf(roomId, { apiKey: cast.project.apiKey })).body).toEqual({ state: 'none' });
+    });
+
+    it("gets 403 not_a_member on GET and PATCH of a colleague's handoff, which stays active", async () => {
+      // Prepare
+      const started = await takeOver(roomId, { token: cast.moderator.token });
+      expect(started.status).toBe(201);
+
+      // Act
+      const read = await handoffOf(roomId, { token: cast.outsideModerator.token });
+      const completed = await complete(roomId, { token: cast.outsideModerator.token }, { disposition: 'resolved' });
+
+      // Assess
+      for (const refused of [read, completed]) {
+        expect({ status: refused.status, body: refused.body }).toEqual({
+          status: 403,
+          body: { error: { code: 'not_a_member', message: expect.any(String) } },
+        });
+      }
+      expect((await handoffOf(roomId, { apiKey: cast.project.apiKey })).body).toMatchObject({
+        state: 'human_active',
+        handoffId: started.body.handoffId,
+      });
+    });
+
+    it('takes over a public room all the same, which anyone of the project may read', async () => {
+      // Prepare
+      const publicRoomId = uniqueId('public');
+      await api('/rooms', { token: cast.owner.token, body: { id: publicRoomId, type: 'public' } });
+
+      // Act
+      const taken = await takeOver(publicRoomId, { token: cast.outsideModerator.token });
+      const completed = await complete(publicRoomId, { token: cast.outsideModerator.token }, { disposition: 'resolved' });
+
+      // Assess
+      expect([taken.status, completed.status]).toEqual([201, 200]);
+    });
+  });
+
   describe.each<{ role: string; who: () => Credentials; userId: () => string }>([
-    { role: 'moderator', who: () => ({ token: cast.moderator.token }), userId: () => cast.moderator.userId },
     { role: 'admin', who: () => ({ token: cast.admin.token }), userId: () => cast.admin.userId },
     { role: 'project owner', who: () => ({ token: cast.projectOwner.token }), userId: () => cast.projectOwner.userId },
     { role: 'API key', who: () => ({ apiKey: cast.project.apiKey }), userId: () => 'service' },
@@ -488,7 +588,8 @@ describe('who may take over and complete', () => {
     it.each([
       { reader: 'a member', who: () => ({ token: cast.member.token }) },
       { reader: "the room's owner", who: () => ({ token: cast.owner.token }) },
-      { reader: 'a moderator outside the room', who: () => ({ token: cast.moderator.token }) },
+      { reader: 'a moderator of the room', who: () => ({ token: cast.moderator.token }) },
+      { reader: 'an admin outside the room', who: () => ({ token: cast.admin.token }) },
       { reader: 'the API key', who: () => ({ apiKey: cast.project.apiKey }) },
     ])('is allowed to $reader', async ({ who }) => {
       // Act
@@ -501,6 +602,7 @@ describe('who may take over and complete', () => {
 
     it.each([
       { reader: 'a non-member', who: () => cast.outsider, code: 'not_a_member' },
+      { reader: 'a moderator outside the room', who: () => cast.outsideModerator, code: 'not_a_member' },
       { reader: 'a guest of the room', who: () => cast.guest, code: 'forbidden' },
     ])('is refused to $reader with 403', async ({ who, code }) => {
       // Act

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { derivedEventId } from '#shared/events';
 import { api, createTestProject, ISO_TIMESTAMP, newGroupRoom, newUser, type TestProject, uniqueId } from '../support/api';
 
 const isoTimestamp = expect.stringMatching(ISO_TIMESTAMP);
@@ -324,6 +325,73 @@ describe('clientMessageId', () => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(await history(roomId)).toHaveLength(1);
+  });
+
+  describe('under the key an agent gives its answer to a mention (agent:<handle>:<eventId>, computable by any member)', () => {
+    /** A member mentions an agent; the key of the agent's answer follows from the stored message alone. */
+    async function mentionedAgent() {
+      const { owner, roomId } = await groupRoom();
+      const mention = await api('/messages', { token: owner.token, body: { roomId, content: '@agent:support are you there?' } });
+      const eventId = derivedEventId(project.projectId, roomId, mention.body.id, 'message.created');
+      return { owner, roomId, answerKey: `agent:support:${eventId}` };
+    }
+
+    it.each([
+      {
+        route: 'POST /messages',
+        send: (token: string, roomId: string, clientMessageId: string) =>
+          api('/messages', { token, body: { roomId, content: 'claimed', clientMessageId } }),
+      },
+      {
+        route: 'POST /rooms/{roomId}/messages',
+        send: (token: string, roomId: string, clientMessageId: string) =>
+          api(`/rooms/${roomId}/messages`, { token, body: { content: 'claimed', clientMessageId } }),
+      },
+      {
+        route: 'POST /admin/messages/import',
+        send: (_token: string, roomId: string, clientMessageId: string) =>
+          api('/admin/messages/import', {
+            apiKey: project.apiKey,
+            body: { roomId, userId: 'legacy', content: 'claimed', clientMessageId },
+          }),
+      },
+    ])('is refused on $route with 400 reserved_id, storing nothing', async ({ send }) => {
+      // Prepare
+      const { owner, roomId, answerKey } = await mentionedAgent();
+
+      // Act
+      const claimed = await send(owner.token, roomId, answerKey);
+
+      // Assess
+      expect(claimed).toMatchObject({
+        status: 400,
+        body: { error: { code: 'reserved_id', details: [{ field: 'body.clientMessageId' }] } },
+      });
+      expect((await history(roomId)).map((message) => message.content)).toEqual(['@agent:support are you there?']);
+    });
+
+    it('makes an import batch with it in one row write none of its rows', async () => {
+      // Prepare
+      const { roomId, answerKey } = await mentionedAgent();
+
+      // Act
+      const imported = await api('/admin/messages/import/batch', {
+        apiKey: project.apiKey,
+        body: {
+          messages: [
+            { roomId, userId: 'legacy', content: 'fine', clientMessageId: uniqueId('cmid') },
+            { roomId, userId: 'legacy', content: 'claimed', clientMessageId: answerKey },
+          ],
+        },
+      });
+
+      // Assess
+      expect(imported).toMatchObject({
+        status: 400,
+        body: { error: { code: 'reserved_id', details: [{ field: 'body.messages.1.clientMessageId' }] } },
+      });
+      expect(await history(roomId)).toHaveLength(1);
+    });
   });
 
   it('accepts 128 characters and refuses 129', async () => {

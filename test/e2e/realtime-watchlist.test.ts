@@ -115,6 +115,27 @@ describe('the watchlist routes', () => {
     expect(listed.body.targets).toEqual([added.body]);
   });
 
+  it("refuse a guest (403 forbidden) a target of its own list, so a guest never learns when the project's users come and go", async () => {
+    // Prepare
+    const guest = await user('guest', ['guest']);
+    const bob = await user('bob');
+    const { roomId } = await room('public');
+    const auth = { token: guest.token };
+
+    // Act
+    const byUser = await watch(guest.userId, auth, { type: 'user', targetId: bob.userId });
+    const byRoom = await watch(guest.userId, auth, { type: 'room', targetId: roomId });
+    const guestChannel = track(await connectUser(guest.userId, guest.token));
+    track(await connectUser(bob.userId, bob.token));
+    await settle(guestChannel);
+
+    // Assess
+    for (const response of [byUser, byRoom])
+      expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 403, code: 'forbidden' });
+    expect((await watchlist(guest.userId, auth)).body).toEqual({ targets: [] });
+    expect(guestChannel.ofType('watchlist_event')).toEqual([]);
+  });
+
   it('refuse another member (403 forbidden) on every method and leave the list as it was', async () => {
     // Prepare
     const bob = await user('bob');

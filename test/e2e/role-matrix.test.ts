@@ -48,9 +48,9 @@ beforeAll(async () => {
   );
 });
 
-const newRoomByKey = async () => {
+const newRoomByKey = async (type: 'group' | 'public' = 'group') => {
   const roomId = uniqueId('room');
-  await api('/rooms', { apiKey: project.apiKey, body: { id: roomId, type: 'group' } });
+  await api('/rooms', { apiKey: project.apiKey, body: { id: roomId, type } });
   return roomId;
 };
 const historyOf = async (roomId: string) => (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as any[];
@@ -189,6 +189,24 @@ describe('routes with a minimum project role', () => {
         };
       },
     },
+    AddWatchlistTarget: {
+      minRole: 'member',
+      success: 201,
+      async act(auth) {
+        // Each user JWT adds to its own watchlist, the API key to the member's.
+        const owner = (Object.keys(tokens) as (keyof typeof users)[]).find((key) => tokens[key] === auth.token);
+        const watcherId = owner ? users[owner] : users.member;
+        const targetId = uniqueId('watched');
+        const response = await api(`/users/${watcherId}/watchlist`, { ...auth, body: { type: 'user', targetId } });
+        return {
+          ...response,
+          check: async (allowed) => {
+            const listed = await api(`/users/${watcherId}/watchlist`, { apiKey: project.apiKey });
+            expect((listed.body.targets as any[]).some((target) => target.targetId === targetId)).toBe(allowed);
+          },
+        };
+      },
+    },
     GetProjectFeatureFlags: {
       minRole: 'admin',
       success: 200,
@@ -304,7 +322,8 @@ describe('routes with a minimum project role', () => {
       minRole: 'moderator',
       success: 201,
       async act(auth) {
-        const roomId = await newRoomByKey();
+        // Public: a moderator may read it without a membership, as its history.
+        const roomId = await newRoomByKey('public');
         const response = await api(`/rooms/${roomId}/handoff`, { ...auth, method: 'POST', body: { note: 'role check' } });
         return { ...response, check: async (allowed) => expect(await handoffStateOf(roomId)).toBe(allowed ? 'human_active' : 'none') };
       },
@@ -313,7 +332,8 @@ describe('routes with a minimum project role', () => {
       minRole: 'moderator',
       success: 200,
       async act(auth) {
-        const roomId = await newRoomByKey();
+        // Public: a moderator may read it without a membership, as its history.
+        const roomId = await newRoomByKey('public');
         await api(`/rooms/${roomId}/handoff`, { apiKey: project.apiKey, method: 'POST', body: {} });
         const response = await api(`/rooms/${roomId}/handoff`, { ...auth, method: 'PATCH', body: { disposition: 'resolved' } });
         return { ...response, check: async (allowed) => expect(await handoffStateOf(roomId)).toBe(allowed ? 'completed' : 'human_active') };

@@ -1,5 +1,10 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { membershipItemFor } from '#shared/db/membership';
+import { type RoomItem, roomKey } from '#shared/db/room';
 import { api, createTestProject, ISO_TIMESTAMP, newUser, type TestProject, uniqueId } from '../support/api';
+import { raw, table } from '../support/raw-table';
 
 const isoTimestamp = expect.stringMatching(ISO_TIMESTAMP);
 
@@ -201,6 +206,127 @@ describe('dm rooms', () => {
     expect(created.status).toBe(201);
     const fromAlice = await api('/rooms', { token: alice.token, body: { type: 'dm', members: [bob.userId] } });
     expect(fromAlice).toMatchObject({ status: 200, body: { id: created.body.id } });
+  });
+});
+
+describe('ids the service derives', () => {
+  /** What anyone can compute: a dm's id is a hash of its two members. */
+  const dmIdOf = (userA: string, userB: string) =>
+    `dm_${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
+
+  /** A room stored as one made before dm ids were reserved would have been, with its memberships. */
+  async function storeRoom(roomId: string, type: RoomItem['type'], members: [userId: string, role: 'owner' | 'member'][]) {
+    const now = new Date().toISOString();
+    const room: RoomItem = {
+      ...roomKey(project.projectId, roomId),
+      projectId: project.projectId,
+      roomId,
+      type,
+      e2eEnabled: true,
+      e2eKey: randomBytes(32).toString('base64'),
+      createdBy: members[0]?.[0] ?? 'service',
+      createdAt: now,
+      updatedAt: now,
+    };
+    for (const item of [room, ...members.map(([userId, role]) => membershipItemFor(project.projectId, roomId, userId, role, now))]) {
+      await raw.send(new PutCommand({ TableName: table(), Item: item }));
+    }
+  }
+
+  it.each([
+    { variant: "a group room under two other users' dm id, with them as members", type: 'group', id: dmIdOf },
+    { variant: 'a public room under a generated room id', type: 'public', id: () => `room_${randomBytes(10).toString('hex')}` },
+  ])('refuses $variant with 400 reserved_id and creates nothing', async ({ type, id }) => {
+    // Prepare
+    const [mallory, alice, bob] = await Promise.all([user('mallory'), user('alice'), user('bob')]);
+    const roomId = id(alice.userId, bob.userId);
+
+    // Act
+    const claimed = await api('/rooms', { token: mallory.token, body: { id: roomId, type, members: [alice.userId, bob.userId] } });
+
+    // Assess
+    expect(claimed).toMatchObject({ status: 400, body: { error: { code: 'reserved_id', details: [{ field: 'body.id' }] } } });
+    expect((await api(`/rooms/${roomId}`, { apiKey: project.apiKey })).status).toBe(404);
+  });
+
+  it('gives the pair their own dm after a member tried to claim its id, which the claimer cannot read', async () => {
+    // Prepare
+    const [mallory, alice, bob] = await Promise.all([user('mallory'), user('alice'), user('bob')]);
+    await api('/rooms', {
+      token: mallory.token,
+      body: { id: dmIdOf(alice.userId, bob.userId), type: 'group', members: [alice.userId, bob.userId] },
+    });
+
+    // Act
+    const dm = await api('/rooms', { token: alice.token, body: { type: 'dm', members: [bob.userId] } });
+
+    // Assess
+    expect(dm).toMatchObject({ status: 201, body: { id: dmIdOf(alice.userId, bob.userId), type: 'dm', createdBy: alice.userId } });
+    const members = await api(`/rooms/${dm.body.id}/members`, { apiKey: project.apiKey });
+    expect(members.body.members.map((member: any) => member.userId).sort()).toEqual([alice.userId, bob.userId].sort());
+    expect((await api(`/rooms/${dm.body.id}/e2e-key`, { token: mallory.token })).status).toBe(403);
+  });
+
+  it("answers 409 dm_id_taken when another room already holds the pair's dm id, and shows nothing of it", async () => {
+    // Prepare: a group room under the pair's dm id, as a member could make one before the prefix was reserved
+    const [mallory, alice, bob] = await Promise.all([user('mallory'), user('alice'), user('bob')]);
+    const roomId = dmIdOf(alice.userId, bob.userId);
+    await storeRoom(roomId, 'group', [
+      [mallory.userId, 'owner'],
+      [alice.userId, 'member'],
+      [bob.userId, 'member'],
+    ]);
+
+    // Act
+    const [fromAlice, fromBob] = [
+      await api('/rooms', { token: alice.token, body: { type: 'dm', members: [bob.userId] } }),
+      await api('/rooms', { token: bob.token, body: { type: 'dm', members: [alice.userId] } }),
+    ];
+
+    // Assess
+    for (const answer of [fromAlice, fromBob]) {
+      expect({ status: answer.status, body: answer.body }).toEqual({
+        status: 409,
+        body: { error: { code: 'dm_id_taken', message: expect.any(String) } },
+      });
+    }
+  });
+
+  it('answers 409 dm_id_taken for a dm-typed room under the id with a third member', async () => {
+    // Prepare
+    const [mallory, alice, bob] = await Promise.all([user('mallory'), user('alice'), user('bob')]);
+    const roomId = dmIdOf(alice.userId, bob.userId);
+    await storeRoom(roomId, 'dm', [
+      [alice.userId, 'member'],
+      [bob.userId, 'member'],
+      [mallory.userId, 'member'],
+    ]);
+
+    // Act
+    const dm = await api('/rooms', { token: alice.token, body: { type: 'dm', members: [bob.userId] } });
+
+    // Assess
+    expect({ status: dm.status, code: dm.body?.error?.code }).toEqual({ status: 409, code: 'dm_id_taken' });
+  });
+
+  it('returns a dm whose create stopped before the second membership, with that membership written', async () => {
+    // Prepare
+    const [alice, bob] = await Promise.all([user('alice'), user('bob')]);
+    const roomId = dmIdOf(alice.userId, bob.userId);
+    await storeRoom(roomId, 'dm', [[alice.userId, 'member']]);
+
+    // Act
+    const dm = await api('/rooms', { token: bob.token, body: { type: 'dm', members: [alice.userId] } });
+
+    // Assess
+    expect(dm).toMatchObject({ status: 200, body: { id: roomId, type: 'dm' } });
+    const members = await api(`/rooms/${roomId}/members`, { token: bob.token });
+    expect(members.body.members.map((member: any) => [member.userId, member.role]).sort()).toEqual(
+      [
+        [alice.userId, 'member'],
+        [bob.userId, 'member'],
+      ].sort(),
+    );
   });
 });
 

@@ -1,12 +1,13 @@
-import { createHmac, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { createECDH, createHmac, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { vapidKey } from '#shared/db/push';
 import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
 import { httpRoutes } from '../../lib/routes/index';
 import { agentBody, agentHandle, createAgent, dispositionCode, postThread, setAiQuota } from '../support/ai/fixtures';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
 import { fcmToken, pushEndpoint, seedPushRecord, subscriptionKeys } from '../support/push/fixtures';
-import { raw, table } from '../support/raw-table';
+import { get, raw, table } from '../support/raw-table';
 import { openSse } from '../support/sse';
 
 /**
@@ -53,7 +54,7 @@ const memberPushId = `push_${randomBytes(16).toString('hex')}`;
 const summaryTokens: string[] = [];
 /** The thread (root and two replies, in `roomId`) the SummarizeThread and SuggestReplies requests name. */
 let thread: { rootId: number; replyIds: number[] };
-/** The agent the UpdateAgent and InvokeAgent requests act on. */
+/** The agent the UpdateAgent and InvokeAgent requests act on, and StartRoomHandoff names. */
 let agentId: string;
 /** Agents for the DeleteAgent requests to delete, one per request. */
 const disposableAgentIds: string[] = [];
@@ -450,7 +451,7 @@ const requests: Record<string, RouteRequest> = {
   StartRoomHandoff: {
     path: () => `/rooms/${handoffFreeRoomIds.pop() ?? uniqueId('none-left')}/handoff`,
     auth: () => ({ apiKey: project.apiKey }),
-    body: () => ({ agentId: 'human-agent-1', note: 'customer asks for a refund' }),
+    body: () => ({ agentId, note: 'customer asks for a refund' }),
     success: 201,
   },
   CompleteRoomHandoff: {
@@ -1482,15 +1483,53 @@ describe('push requests beyond the body schemas', () => {
   it.each([
     { variant: 'no project named', query: '', headers: {} as Record<string, string> },
     { variant: 'an empty projectId', query: '?projectId=', headers: {} },
-    { variant: 'an unknown projectId', query: `?projectId=${uniqueId('missing')}`, headers: {} },
     { variant: 'a projectId that cannot be one', query: '?projectId=a%23b', headers: {} },
-    { variant: 'an unknown X-Service-Project-Id', query: '', headers: { 'x-service-project-id': uniqueId('missing') } },
+    { variant: 'an X-Service-Project-Id that cannot be one', query: '', headers: { 'x-service-project-id': 'A B' } },
   ])('GetVapidPublicKey with $variant → 404 project_not_found', async ({ query, headers }) => {
     // Act
     const response = await api(`/push/web/vapid-public-key${query}`, { headers });
 
     // Assess
     expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 404, code: 'project_not_found' });
+  });
+
+  it('GetVapidPublicKey answers a project that does not exist as one that does: a stable P-256 key of its own, nothing stored', async () => {
+    // Prepare
+    const missing = uniqueId('missing');
+    const keyOf = (projectId: string, byHeader = false) =>
+      byHeader
+        ? api('/push/web/vapid-public-key', { headers: { 'x-service-project-id': projectId } })
+        : api(`/push/web/vapid-public-key?projectId=${projectId}`);
+
+    // Act
+    const known = await keyOf(project.projectId);
+    const answers = { unknown: await keyOf(missing), again: await keyOf(missing), byHeader: await keyOf(missing, true) };
+    const otherUnknown = await keyOf(uniqueId('missing'));
+
+    // Assess: the same status, headers and body shape; a point on the curve, as a browser's PushManager needs
+    const shapeOf = (response: typeof known) => ({
+      status: response.status,
+      headers: (() => {
+        const names: string[] = [];
+        response.headers.forEach((_value, name) => {
+          names.push(name);
+        });
+        return names.sort();
+      })(),
+      cacheControl: response.headers.get('cache-control'),
+      fields: Object.keys(response.body),
+      length: String(response.body.publicKey).length,
+    });
+    for (const response of [...Object.values(answers), otherUnknown]) {
+      expect(shapeOf(response)).toEqual(shapeOf(known));
+      const peer = createECDH('prime256v1');
+      peer.generateKeys();
+      expect(() => peer.computeSecret(Buffer.from(response.body.publicKey, 'base64url'))).not.toThrow();
+    }
+    expect(answers.again.body).toEqual(answers.unknown.body);
+    expect(answers.byHeader.body).toEqual(answers.unknown.body);
+    expect(new Set([known, answers.unknown, otherUnknown].map((response) => response.body.publicKey)).size).toBe(3);
+    expect(await get(vapidKey(missing).pk, vapidKey(missing).sk)).toBeUndefined();
   });
 });
 

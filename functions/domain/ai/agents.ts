@@ -18,7 +18,7 @@ import { queryAll } from '#shared/db/query';
 import type { RoomItem } from '#shared/db/room';
 import { ConflictError, HttpError, NotFoundError, RoomNotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
-import { newId } from '#shared/ids';
+import { AGENT_USER_PREFIX, newId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import * as z from '#shared/schema';
 
@@ -36,7 +36,6 @@ import * as z from '#shared/schema';
 
 /** `support`, `release-bot`: what follows `@agent:` in a mention. */
 export const AGENT_HANDLE_PATTERN = /^[a-z][a-z0-9-]{1,31}$/;
-export const AGENT_USER_PREFIX = 'agent:';
 export const agentUserId = (handle: string) => `${AGENT_USER_PREFIX}${handle}`;
 /** Agents never wake agents: a message by one of them starts no mention invoke. */
 export const isAgentUserId = (userId: string) => userId.startsWith(AGENT_USER_PREFIX);

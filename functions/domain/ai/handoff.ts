@@ -1,5 +1,6 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { handoffTaskItem, resolveTaskUpdate } from '#domain/ai/agent-tasks';
+import { getAgent } from '#domain/ai/agents';
 import { askAi, bulletLines, conversation, isAiConfigured, type PromptMessage } from '#domain/ai/assistant';
 import { listDispositions, requireKnownDisposition } from '#domain/ai/dispositions';
 import { newEvent, outboxPut } from '#domain/events/outbox';
@@ -9,8 +10,7 @@ import { accessRoom } from '#domain/rooms/rooms';
 import { actorId, hasRole, type Principal } from '#shared/auth';
 import { HANDOFF_STATES, handoffKey } from '#shared/db/ai';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
-import { roomKey } from '#shared/db/room';
-import { ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
+import { ConflictError, ForbiddenError } from '#shared/errors';
 import { newId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import * as z from '#shared/schema';
@@ -67,30 +67,23 @@ async function readHandoff(projectId: string, roomId: string): Promise<HandoffIt
   return Item ? handoffItem.parse(Item) : undefined;
 }
 
-/** Moderators act on any room of their project, member or not: the room only has to exist there. */
-/** The room must exist; whether it is end-to-end encrypted decides whether AI may read its context. */
-async function requireRoom(projectId: string, roomId: string): Promise<{ e2eEnabled: boolean }> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId), ProjectionExpression: 'pk, e2eEnabled' }),
-  );
-  if (!Item) throw new RoomNotFoundError();
-  return { e2eEnabled: Item.e2eEnabled === true };
-}
-
 /**
- * Members of the room (not its guests), and project moderators and above whether members or not;
+ * Members of the room (not its guests), and project moderators and above who may read the room;
  * others get what `accessRoom` gives (404 for a room they cannot see, 403 otherwise).
  */
 async function requireHandoffReader(principal: Principal, roomId: string): Promise<void> {
-  // accessRoom lets admins into rooms they are not members of, not moderators.
-  if (hasRole(principal, 'moderator')) {
-    await requireRoom(principal.projectId, roomId);
-    return;
-  }
   const { membership } = await accessRoom(principal, roomId, { join: false });
+  if (hasRole(principal, 'moderator')) return;
   if (!membership) throw new ForbiddenError('You are not a member of this room', 'not_a_member');
   if (membership.role === 'guest') throw new ForbiddenError("A room's guests may not read its handoff");
 }
+
+/**
+ * The room as its history's readers reach it (`accessRoom`, as `GET /rooms/{roomId}/messages`
+ * does): public rooms, and private ones to their members and the project's admins. A handoff holds
+ * the room's last messages, so a moderator outside a private room is refused here as everywhere else.
+ */
+const readableRoom = async (principal: Principal, roomId: string) => (await accessRoom(principal, roomId, { join: false })).room;
 
 export async function getHandoff(principal: Principal, roomId: string): Promise<HandoffView> {
   await requireHandoffReader(principal, roomId);
@@ -142,16 +135,19 @@ async function tellRoom(projectId: string, roomId: string, frame: Record<string,
 }
 
 /**
- * `POST /rooms/{roomId}/handoff` (moderators and above, minRole of the route): the room goes
+ * `POST /rooms/{roomId}/handoff` (moderators and above, minRole of the route, who may read the
+ * room: a private one takes a membership or the admin role, as its history does): the room goes
  * `human_active` with its context summary, a task claimed by `agentId` (or the caller), and the
  * `handoff` event, in one transaction conditional on no active handoff (`409 handoff_active`).
  */
 export async function startHandoff(principal: Principal, roomId: string, input: { agentId?: string; note?: string }): Promise<Handoff> {
   const projectId = principal.projectId;
   const [room, current, { messages }] = await Promise.all([
-    requireRoom(projectId, roomId),
+    readableRoom(principal, roomId),
     readHandoff(projectId, roomId),
     readMessages(projectId, roomId, { limit: HANDOFF_CONTEXT_MESSAGES, consistent: true }),
+    // The task is claimed by this agent: it must be one of the project's (404 agent_not_found).
+    input.agentId === undefined ? undefined : getAgent(projectId, input.agentId),
   ]);
   // Checked here too so a take-over that cannot succeed spends no AI call; the transaction decides.
   if (current?.state === 'human_active') throw handoffActive();
@@ -230,7 +226,7 @@ export async function completeHandoff(
 ): Promise<Handoff> {
   const projectId = principal.projectId;
   const [, current, dispositions] = await Promise.all([
-    requireRoom(projectId, roomId),
+    readableRoom(principal, roomId),
     readHandoff(projectId, roomId),
     listDispositions(projectId),
   ]);

@@ -1,5 +1,6 @@
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
+import { refuseReservedId } from '#shared/ids';
 import type { MessageInput } from './message-input';
 import { sendMessage } from './pipeline';
 
@@ -7,10 +8,14 @@ export const MAX_IMPORT_ROWS = 100;
 const IMPORT_CONCURRENCY = 8;
 
 /**
- * Imports rows through the message pipeline. Every room is checked before the first write, so a
- * batch naming an unknown room writes nothing; rows of one room keep their order.
+ * Imports rows through the message pipeline. Every room and client id is checked before the first
+ * write, so a batch naming an unknown room or a reserved id writes nothing; rows of one room keep
+ * their order.
  */
 export async function importMessages(principal: Principal, rows: readonly MessageInput[]) {
+  for (const [index, row] of rows.entries()) {
+    if (row.clientMessageId !== undefined) refuseReservedId('clientMessage', row.clientMessageId, `body.messages.${index}.clientMessageId`);
+  }
   for (const roomId of new Set(rows.map((row) => row.roomId))) await accessRoom(principal, roomId, { join: false });
   const byRoom = new Map<string, { row: MessageInput; index: number }[]>();
   for (const [index, row] of rows.entries()) byRoom.set(row.roomId, [...(byRoom.get(row.roomId) ?? []), { row, index }]);

@@ -19,6 +19,7 @@ import {
   toMessage,
 } from '#shared/db/message';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
+import { refuseReservedId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { createdAtMsOf, messageIdFor, nextSlot } from './message-ids';
 import type { MessageInput } from './message-input';
@@ -53,6 +54,10 @@ const MAX_ID_COLLISIONS = 20;
  */
 export async function sendMessage(principal: Principal, input: MessageInput, context: SendContext): Promise<SendResult> {
   const projectId = principal.projectId;
+  // Agents key their answers in a prefix of their own, which no client may take first.
+  if (input.clientMessageId !== undefined && context.source !== 'agent') {
+    refuseReservedId('clientMessage', input.clientMessageId, 'body.clientMessageId');
+  }
   const impersonates = input.userId !== undefined && !(principal.kind === 'user' && input.userId === principal.userId);
   if ((impersonates || input.createdAt !== undefined) && !isProjectAdmin(principal)) {
     throw new ForbiddenError('Only an admin token or the API key may set userId or createdAt', 'backdating_forbidden');

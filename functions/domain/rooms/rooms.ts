@@ -31,6 +31,7 @@ import {
   toRoom,
 } from '#shared/db/room';
 import { BadRequestError, ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
+import { DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX, refuseReservedId } from '#shared/ids';
 
 /** Members named in one create request; more are added through the members route. */
 export const MAX_MEMBERS_AT_CREATE = 100;
@@ -46,7 +47,7 @@ const accessCacheKey = (projectId: string, roomId: string, userId: string) => `$
 const forgetRoom = (projectId: string, roomId: string) => accessCache.deletePrefix(`${projectId}|${roomId}|`);
 
 const dmRoomId = (userA: string, userB: string) =>
-  `dm_${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
+  `${DM_ROOM_ID_PREFIX}${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
 
 async function readRoom(projectId: string, roomId: string): Promise<RoomItem> {
   const room = await findRoom(projectId, roomId);
@@ -151,7 +152,8 @@ export interface CreateRoomInput {
 
 /**
  * Creates a room with its members; the creating user is its owner. A dm has exactly two members
- * and one room per pair: asking again returns the existing room with `created: false`.
+ * and one room per pair: asking again returns the existing room with `created: false`. Client ids
+ * may not take the prefixes of the ids made here (`400 reserved_id`).
  */
 export async function createRoom(principal: Principal, input: CreateRoomInput): Promise<{ room: Room; created: boolean }> {
   const projectId = principal.projectId;
@@ -162,6 +164,7 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
       { field: 'body.members', message: 'too many members' },
     ]);
   }
+  if (input.id !== undefined) refuseReservedId('room', input.id, 'body.id');
   let roomId = input.id;
   if (input.type === 'dm') {
     const [first, second] = members;
@@ -174,7 +177,7 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
       throw new BadRequestError('A dm room id is derived from its members', [{ field: 'body.id', message: 'not allowed for dm' }]);
     roomId = dmRoomId(first, second);
   }
-  roomId ??= `room_${randomBytes(10).toString('hex')}`;
+  roomId ??= `${GENERATED_ROOM_ID_PREFIX}${randomBytes(10).toString('hex')}`;
 
   const now = new Date().toISOString();
   const item: RoomItem = {
@@ -195,7 +198,7 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
     await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    if (input.type === 'dm') return { room: toRoom(await readRoom(projectId, roomId)), created: false };
+    if (input.type === 'dm') return { room: toRoom(await existingDm(projectId, roomId, members)), created: false };
     throw new ConflictError('room_exists', `Room ${roomId} already exists`);
   }
   // dm members are peers; in other rooms the creator owns the room.
@@ -206,6 +209,31 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
   );
   await joinRosters(projectId, roomId, members);
   return { room: toRoom(item), created: true };
+}
+
+/**
+ * The room already under a pair's dm id, only if it is their dm: another room there (one made under
+ * that id before dm ids were reserved) would hand its owner the pair's conversation. A dm whose
+ * create stopped before a membership was written gets it now.
+ */
+async function existingDm(projectId: string, roomId: string, pair: readonly string[]): Promise<RoomItem> {
+  const taken = () => new ConflictError('dm_id_taken', 'Another room holds the id of this dm');
+  const room = await readRoom(projectId, roomId);
+  if (room.type !== 'dm') throw taken();
+  // A third member is enough to refuse: a dm's membership is fixed at two.
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': roomPk(projectId, roomId), ':prefix': MEMBER_SK_PREFIX },
+      ConsistentRead: true,
+      Limit: pair.length + 1,
+    }),
+  );
+  const memberIds = Items.map((raw) => membershipItem.parse(raw).userId);
+  if (memberIds.some((userId) => !pair.includes(userId))) throw taken();
+  for (const userId of pair.filter((userId) => !memberIds.includes(userId))) await addMembership(projectId, roomId, userId, 'member');
+  return room;
 }
 
 export async function getRoom(principal: Principal, roomId: string): Promise<Room & { membership: ReturnType<typeof toMember> | null }> {
