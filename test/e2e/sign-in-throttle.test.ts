@@ -94,7 +94,7 @@ describe('the lockout of a (project, user id)', () => {
     expect(locks.map((lock) => lock.retryAfter)).toEqual(['1', '2', '2']);
     expect(success.status).toBe(200);
     expect(afterSuccess.map((answer) => answer.status)).toEqual([401, 401]);
-  }, 30_000);
+  }, 60_000);
 
   it('locks a user id that does not exist the same way, so a lock tells nothing about who exists', async () => {
     // Prepare
@@ -109,7 +109,7 @@ describe('the lockout of a (project, user id)', () => {
     // Assess
     expect(failures.map((answer) => answer.status)).toEqual([401, 401, 401]);
     expect(locked).toMatchObject({ status: 429, retryAfter: '1', body: { error: { code: 'sign_in_locked' } } });
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('the per-IP limit', () => {
@@ -130,7 +130,7 @@ describe('the per-IP limit', () => {
     expect(refused).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
     expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(otherAddress.status).toBe(200);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('hashes stored with older scrypt parameters', () => {
@@ -162,5 +162,5 @@ describe('hashes stored with older scrypt parameters', () => {
     expect(stored?.passwordHash).toMatch(/^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{86}$/);
     expect(second.status).toBe(200);
     expect(wrong.status).toBe(401);
-  }, 30_000);
+  }, 60_000);
 });
