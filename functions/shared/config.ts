@@ -28,6 +28,16 @@ const configSchema = z.object({
       z.array(rateLimitKey).check(z.minLength(1)),
     ),
   ),
+  /** Requests to `POST /auth/signin` per source IP per minute, whatever the project or user. */
+  RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: positiveInt(30),
+  /** Failed sign-ins of one (project, user id) after which its sign-in is locked... */
+  SIGNIN_LOCKOUT_THRESHOLD: positiveInt(5),
+  /** ...for this long, doubled by every further failure after a lock ends... */
+  SIGNIN_LOCKOUT_BASE_SECONDS: positiveInt(30),
+  /** ...up to this long. */
+  SIGNIN_LOCKOUT_MAX_SECONDS: positiveInt(900),
+  /** Failures are forgotten this long after the last one (or after the lock it caused ends); a success forgets them at once. */
+  SIGNIN_FAILURE_MEMORY_SECONDS: positiveInt(900),
   TOKEN_DEFAULT_TTL_SECONDS: positiveInt(3600),
   TOKEN_MAX_TTL_SECONDS: positiveInt(86_400),
   /** How long a function instance trusts cached project keys, rooms, memberships and block lists. */
@@ -70,6 +80,12 @@ const configSchema = z.object({
    * abandoned stream runs (and polls) until this ends.
    */
   SSE_MAX_DURATION_SECONDS: positiveInt(120),
+  /**
+   * Streams (SSE responses) one user may have open at once, and one project: every tenant's
+   * streams share the streaming function's reserved concurrency, so neither may take all of it.
+   */
+  SSE_MAX_STREAMS_PER_USER: positiveInt(5),
+  SSE_MAX_STREAMS_PER_PROJECT: positiveInt(50),
   /**
    * The VAPID `sub` claim of every web push: a contact for push services. Must begin with `mailto:`
    * or `https://` (RFC 8292); anything else stops the cold start naming this setting.

@@ -62,12 +62,17 @@ export class PayloadTooLargeError extends HttpError {
   }
 }
 
+/** 429 with `Retry-After`; `code` names what ran out when it is more than a plain rate limit (`sign_in_locked`). */
 export class RateLimitedError extends HttpError {
-  constructor(readonly retryAfterSeconds: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    code = 'rate_limited',
+    message = `Rate limit exceeded; retry after ${retryAfterSeconds} s`,
+  ) {
     super(
       429,
-      'rate_limited',
-      `Rate limit exceeded; retry after ${retryAfterSeconds} s`,
+      code,
+      message,
       { retryAfterSeconds },
       {
         'Retry-After': String(retryAfterSeconds),

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { openStreamSlot, type StreamSlot } from '#domain/realtime/stream-slots';
 import { httpRoute } from '#lib/routes';
 import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
 import { errorAnswer, NotFoundError, UnauthorizedError } from '#shared/errors';
@@ -23,8 +24,12 @@ export interface StreamRequest {
   readonly query: Readonly<Record<string, string | undefined>>;
   readonly user: UserPrincipal;
   readonly traceId: string;
-  /** Opens the response with status 200 and these headers; everything written after is the body. */
-  open(headers: Record<string, string>): Writable;
+  /**
+   * Takes one of the caller's stream slots (429 `too_many_streams` when the user or the project has
+   * none left) and opens the response with status 200 and these headers; everything written after
+   * is the body. The slot is given back when the handler returns.
+   */
+  open(headers: Record<string, string>): Promise<Writable>;
   /** Resolves when the client went away (or the stream ended), so loops can stop. */
   readonly closed: Promise<void>;
 }
@@ -69,6 +74,7 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
     const query = event.queryStringParameters ?? {};
     const traceId = traceIdOf(headers['x-trace-id'], event.requestContext?.requestId);
     let opened: Writable | undefined;
+    let slot: StreamSlot | undefined;
     const closed = new Promise<void>((resolve) => {
       responseStream.once('close', () => resolve());
       responseStream.once('finish', () => resolve());
@@ -90,7 +96,8 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
         user,
         traceId,
         closed,
-        open(extraHeaders) {
+        async open(extraHeaders) {
+          slot = await openStreamSlot(user.projectId, user.userId);
           opened = awslambda.HttpResponseStream.from(responseStream, {
             statusCode: 200,
             // CORS headers come from the function URL's own CORS settings (the local gateway adds its own).
@@ -112,6 +119,7 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
       }
     } finally {
       if (!responseStream.writableEnded) responseStream.end();
+      await slot?.release();
     }
   });
 }

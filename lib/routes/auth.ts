@@ -38,8 +38,9 @@ export const auth: Area = {
       path: '/auth/signin',
       handler: 'http/auth/sign-in.ts',
       auth: 'none',
-      bindings: ['table:read'],
-      summary: 'Exchange user credentials for a session JWT',
+      rateLimit: { bucket: 'signin', per: 'ip', setting: 'RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE' },
+      bindings: ['table:read', 'table:write'],
+      summary: 'Exchange user credentials for a session JWT (rate limited per IP, locked per user after repeated failures)',
     },
     {
       id: 'SetUserCredentials',

@@ -20,7 +20,7 @@ import {
   sendHttp,
   within,
 } from '../support/fuzz/http-cases';
-import { isRateLimitWindow, type TableChange, TableWatch } from '../support/fuzz/table-watch';
+import { isRefusalCounter, type TableChange, TableWatch } from '../support/fuzz/table-watch';
 import { repoRoot } from '../support/local-process';
 import { connectUser, connectWelcomed, type RoomSocket, tryOpen } from '../support/ws';
 
@@ -32,7 +32,7 @@ import { connectUser, connectWelcomed, type RoomSocket, tryOpen } from '../suppo
  * from the route itself (body and query fields, see `test/support/fuzz/discovery.ts`): a new route
  * is fuzzed with no new test code. For every request: never a 5xx, every error answer is
  * `{ error: { code, message } }`, bad credentials get 401, a refusal writes nothing (rate-limit
- * windows aside, see `table-watch.ts`), and the runtime still answers afterwards.
+ * windows and sign-in failure records aside, see `table-watch.ts`), and the runtime still answers afterwards.
  *
  * FUZZ_SEED=<n> replays a run (the seed is printed at the start); FUZZ_RUNS=<n> sets the generated
  * requests per route (default 40, on top of the fixed cases); FUZZ_SHRINK=1 shrinks a failure to a
@@ -120,9 +120,9 @@ const preview = (value: unknown) => {
 const isErrorShape = (body: any) =>
   typeof body?.error?.code === 'string' && body.error.code.length > 0 && typeof body.error.message === 'string';
 
-/** Writes a refusal made, rate-limit windows aside. */
+/** Writes a refusal made, rate-limit windows and sign-in failure records aside. */
 async function refusalWrites(): Promise<TableChange[]> {
-  return (await watch.changes()).filter((change) => !isRateLimitWindow(change));
+  return (await watch.changes()).filter((change) => !isRefusalCounter(change));
 }
 
 const describeWrites = (writes: TableChange[]) =>

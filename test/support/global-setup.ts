@@ -30,7 +30,17 @@ export default async function setup(project: TestProject) {
   const ai = await startOpenAiServer();
   const runtime = await startLocalRuntime({
     port: 0,
-    env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000', AI_BASE_URL: ai.url },
+    env: {
+      CHAT_OPERATOR_KEY: OPERATOR_KEY,
+      RATE_LIMIT_MESSAGES_PER_MINUTE: '1000',
+      AI_BASE_URL: ai.url,
+      // Sign-in lockouts short enough to watch grow (test/e2e/sign-in-throttle.test.ts), and a
+      // per-IP budget the suites' sign-ins from 127.0.0.1 stay far below.
+      SIGNIN_LOCKOUT_THRESHOLD: '3',
+      SIGNIN_LOCKOUT_BASE_SECONDS: '1',
+      SIGNIN_LOCKOUT_MAX_SECONDS: '2',
+      RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '100',
+    },
   });
   project.provide('runtime', {
     baseUrl: runtime.baseUrl,

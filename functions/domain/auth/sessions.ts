@@ -1,11 +1,11 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Role } from '#lib/routes';
 import { loadProject, signUserToken } from '#shared/auth';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
-import { type UserCredentialsItem, userCredentialsItem, userCredentialsKey } from '#shared/db/user-credentials';
+import { clearSignInFailures } from '#shared/db/sign-in-failures';
+import { findUserCredentials, putUserCredentials, replacePasswordHash, userCredentialsKey } from '#shared/db/user-credentials';
 import { BadRequestError, UnauthorizedError } from '#shared/errors';
-import { hashPassword, verifyPassword } from './passwords';
+import { hashPassword, needsRehash, verifyPassword } from './passwords';
+import { checkSignInLock, recordSignInFailure } from './sign-in-lockout';
 
 export interface IssuedToken {
   readonly token: string;
@@ -39,33 +39,43 @@ export async function setUserCredentials(
   projectId: string,
   input: { userId: string; password: string; roles?: readonly Role[] },
 ): Promise<void> {
-  const item: UserCredentialsItem = {
+  await putUserCredentials({
     ...userCredentialsKey(projectId, input.userId),
     projectId,
     userId: input.userId,
     passwordHash: await hashPassword(input.password),
     roles: [...(input.roles ?? ['member'])],
     updatedAt: new Date().toISOString(),
-  };
-  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+  });
 }
 
 /**
  * Checks a user's password and returns a session token. Unknown project, unknown user and wrong
- * password give the same answer, so sign-in cannot probe which users exist.
+ * password give the same answer after the same scrypt derivation, so sign-in cannot probe which
+ * users exist, by the answer or by its time. Failures count towards a lockout of the (project,
+ * user id) (`sign-in-lockout.ts`); a success forgets them, and replaces a hash made with older
+ * parameters.
  */
 export async function signIn(input: { projectId: string; userId: string; password: string; expiresIn?: number }): Promise<IssuedToken> {
+  const { projectId, userId, password } = input;
   const expiresIn = tokenLifetime(input.expiresIn);
   const rejected = new UnauthorizedError('invalid_credentials', 'Unknown user or wrong password');
-  const project = await loadProject(input.projectId);
-  if (!project) throw rejected;
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: userCredentialsKey(input.projectId, input.userId) }));
-  const credentials = Item ? userCredentialsItem.parse(Item) : undefined;
-  const valid = credentials ? await verifyPassword(input.password, credentials.passwordHash) : false;
-  if (!credentials || !valid) throw rejected;
-  return signUserToken(
-    project.signingSecret,
-    { projectId: input.projectId, userId: input.userId, roles: credentials.roles as Role[] },
-    expiresIn,
-  );
+  const project = await loadProject(projectId);
+  if (!project) {
+    // No tenant to lock anything in; the per-IP limit bounds these.
+    await verifyPassword(password, undefined);
+    throw rejected;
+  }
+  const { failuresOnRecord } = await checkSignInLock(projectId, userId);
+  const credentials = await findUserCredentials(projectId, userId);
+  const valid = await verifyPassword(password, credentials?.passwordHash);
+  if (!credentials || !valid) {
+    await recordSignInFailure(projectId, userId);
+    throw rejected;
+  }
+  if (failuresOnRecord) await clearSignInFailures(projectId, userId);
+  if (needsRehash(credentials.passwordHash)) {
+    await replacePasswordHash(projectId, userId, credentials.passwordHash, await hashPassword(password));
+  }
+  return signUserToken(project.signingSecret, { projectId, userId, roles: credentials.roles as Role[] }, expiresIn);
 }

@@ -41,7 +41,7 @@ export const handler = streamHandler('StreamRoom', async (request) => {
   await accessRoom(user, roomId, { join: true });
 
   const floor = lastEventId ?? (await readMessages(user.projectId, roomId, { limit: 1 })).messages[0]?.id ?? 0;
-  const out = request.open({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform' });
+  const out = await request.open({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform' });
   let open = true;
   void request.closed.then(() => {
     open = false;

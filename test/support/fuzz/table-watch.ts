@@ -18,6 +18,15 @@ export interface TableChange {
  */
 export const isRateLimitWindow = (change: TableChange) => /#RL#/.test(change.pk) && change.sk.startsWith('W#');
 
+/**
+ * A failed sign-in is a refusal (401) that must write: it counts towards the lockout of that user
+ * id (`functions/shared/db/sign-in-failures.ts`), or guessing would be free.
+ */
+export const isSignInFailureRecord = (change: TableChange) => change.sk === 'SIGNIN_FAILURES';
+
+/** The writes a refusal may make: counters of what was refused. */
+export const isRefusalCounter = (change: TableChange) => isRateLimitWindow(change) || isSignInFailureRecord(change);
+
 const keyOf = (item: Item) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 
 /** Attribute order in a scan is not guaranteed; compare items by a canonical rendering. */
