@@ -30,7 +30,15 @@ export default async function setup(project: TestProject) {
   const ai = await startOpenAiServer();
   const runtime = await startLocalRuntime({
     port: 0,
-    env: { CHAT_OPERATOR_KEY: OPERATOR_KEY, RATE_LIMIT_MESSAGES_PER_MINUTE: '1000', AI_BASE_URL: ai.url },
+    // Suites make rooms and register push targets as the same few users many times a minute;
+    // test/e2e/per-user-limits.test.ts holds those limits on a runtime of its own.
+    env: {
+      CHAT_OPERATOR_KEY: OPERATOR_KEY,
+      RATE_LIMIT_MESSAGES_PER_MINUTE: '1000',
+      RATE_LIMIT_ROOM_CREATION_PER_MINUTE: '1000',
+      RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: '1000',
+      AI_BASE_URL: ai.url,
+    },
   });
   project.provide('runtime', {
     baseUrl: runtime.baseUrl,
