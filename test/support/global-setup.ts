@@ -30,14 +30,18 @@ export default async function setup(project: TestProject) {
   const ai = await startOpenAiServer();
   const runtime = await startLocalRuntime({
     port: 0,
-    // Suites make rooms and register push targets as the same few users many times a minute;
-    // test/e2e/per-user-limits.test.ts holds those limits on a runtime of its own.
+    // Suites make rooms, register push targets and call the AI routes as the same few users many
+    // times a minute; test/e2e/per-user-limits.test.ts, agents.test.ts and ai-helpers.test.ts hold
+    // those limits on runtimes of their own, and agents.test.ts the model allow-list.
     env: {
       CHAT_OPERATOR_KEY: OPERATOR_KEY,
       RATE_LIMIT_MESSAGES_PER_MINUTE: '1000',
       RATE_LIMIT_ROOM_CREATION_PER_MINUTE: '1000',
       RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: '1000',
+      RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE: '1000',
+      RATE_LIMIT_AGENT_INVOKE_PER_MINUTE: '1000',
       AI_BASE_URL: ai.url,
+      AI_ALLOWED_MODELS: 'gpt-4o-mini,validation-model,some-model',
     },
   });
   project.provide('runtime', {
