@@ -5,6 +5,8 @@ const positiveInt = (fallback: number) => z._default(z.coerce.number().check(z.i
 
 const rateLimitKey = z.enum(['user', 'room', 'tenant', 'ip']);
 
+const modelName = z.string().check(z.minLength(1), z.maxLength(200));
+
 /**
  * Settings shared by every function, parsed once at module load so a bad value fails the cold start
  * with a message naming the variable, instead of failing requests later. Resources (table, queues,
@@ -43,6 +45,15 @@ const configSchema = z.object({
   /** How long a function instance trusts cached project keys, rooms, memberships and block lists. */
   CACHE_TTL_MS: z._default(z.coerce.number().check(z.int(), z.nonnegative()), 5000),
   MESSAGE_MAX_LENGTH: positiveInt(4000),
+  /**
+   * Distinct @-mentions of one message that count: each is a membership read, a `mention` event
+   * (times every webhook) and a push. Later ones stay in the text and announce nothing.
+   */
+  MESSAGE_MAX_MENTIONS: positiveInt(20),
+  /** Rooms a user (not the API key) creates per minute. */
+  RATE_LIMIT_ROOM_CREATION_PER_MINUTE: positiveInt(20),
+  /** Push device registrations and web push subscriptions, together, per user per minute. */
+  RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: positiveInt(20),
   WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
   /** Per-attempt timeout of a webhook POST. */
   WEBHOOK_TIMEOUT_MS: positiveInt(5000),
@@ -95,11 +106,35 @@ const configSchema = z.object({
     'mailto:push-operator@example.com',
   ),
   /** Model of agents and the fallback of the others (OpenAI-compatible `model`). */
-  AI_MODEL: z._default(z.string().check(z.minLength(1), z.maxLength(200)), 'gpt-4o-mini'),
+  AI_MODEL: z._default(modelName, 'gpt-4o-mini'),
   /** Model of reply suggestions; unset: `AI_MODEL`. */
-  AI_SUGGEST_MODEL: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  AI_SUGGEST_MODEL: z.optional(modelName),
   /** Model of thread, room and handoff summaries; unset: `AI_SUGGEST_MODEL`, then `AI_MODEL`. */
-  AI_SUMMARY_MODEL: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  AI_SUMMARY_MODEL: z.optional(modelName),
+  /**
+   * Comma list of the models an agent may name: an agent's model is sent on the operator's key.
+   * Unset: only the models this deployment already uses (`AI_MODEL`, `AI_SUGGEST_MODEL`, `AI_SUMMARY_MODEL`).
+   */
+  AI_ALLOWED_MODELS: z.optional(
+    z.pipe(
+      z.string(),
+      z.pipe(
+        z.transform((value: string) =>
+          value
+            .split(',')
+            .map((model) => model.trim())
+            .filter(Boolean),
+        ),
+        z.array(modelName).check(z.minLength(1)),
+      ),
+    ),
+  ),
+  /** Agents one message can wake with @mentions; further agent mentions in it are ignored. */
+  AI_MAX_AGENTS_PER_MESSAGE: positiveInt(1),
+  /** Agent answers per user per minute, by `POST /agents/{agentId}/invoke` and by @mentions together. */
+  RATE_LIMIT_AGENT_INVOKE_PER_MINUTE: positiveInt(10),
+  /** Reply suggestions per user per minute. */
+  RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE: positiveInt(10),
   /** Per attempt; each AI call makes at most `AI_ATTEMPTS` attempts. */
   AI_TIMEOUT_MS: positiveInt(10_000),
   AI_ATTEMPTS: z._default(z.coerce.number().check(z.int(), z.positive(), z.maximum(5)), 3),

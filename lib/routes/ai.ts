@@ -26,6 +26,8 @@ export const ai: Area = {
       path: '/messages/{messageId}/summary',
       handler: 'http/ai/summarize-thread.ts',
       auth: 'user',
+      // Every route that pays for a model call admits members and above: guests (embed widget, public rooms) are anonymous enough to farm it.
+      minRole: 'member',
       rateLimit: { bucket: 'thread-summary', per: 'user', setting: 'RATE_LIMIT_THREAD_SUMMARY_PER_MINUTE' },
       bindings: aiCaller,
       // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
@@ -38,7 +40,9 @@ export const ai: Area = {
       path: '/messages/suggest-replies',
       handler: 'http/ai/suggest-replies.ts',
       auth: 'user',
+      minRole: 'member',
       flag: 'reply_suggestions',
+      rateLimit: { bucket: 'reply-suggestions', per: 'user', setting: 'RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE' },
       bindings: aiCaller,
       // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
       timeoutSeconds: 29,
@@ -117,6 +121,9 @@ export const ai: Area = {
       path: '/agents/{agentId}/invoke',
       handler: 'http/ai/invoke-agent.ts',
       auth: 'user',
+      minRole: 'member',
+      // The @mentions of the user's messages spend this budget too (functions/domain/ai/agents.ts).
+      rateLimit: { bucket: 'agent-answers', per: 'user', setting: 'RATE_LIMIT_AGENT_INVOKE_PER_MINUTE' },
       bindings: agentSpeaker,
       // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
       timeoutSeconds: 29,

@@ -1,5 +1,5 @@
 import type { Binding } from '../bindings.ts';
-import type { Area, QueueDefinition } from './types.ts';
+import type { Area, QueueDefinition, RateLimit } from './types.ts';
 
 /** Every provider a sender may call, and the keys it opens (project keys are sealed under `webhook-key`). */
 const sender: readonly Binding[] = [
@@ -21,6 +21,9 @@ export const pushQueue: QueueDefinition = {
   summary: 'Batches of push deliveries of large rooms',
 };
 
+/** Devices and browsers register again on every app start or page load: one budget for both routes. */
+const pushRegistrationLimit: RateLimit = { bucket: 'push-registration', per: 'user', setting: 'RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE' };
+
 /** Mobile (FCM, APNs) and browser (VAPID Web Push) notifications of new messages. */
 export const push: Area = {
   id: 'Push',
@@ -32,6 +35,7 @@ export const push: Area = {
       path: '/push/devices',
       handler: 'http/push/register-device.ts',
       auth: 'user',
+      rateLimit: pushRegistrationLimit,
       bindings: ['table:read', 'table:write'],
       summary: "Register the caller's device token (fcm, android, apns, ios); the same token again updates it",
     },
@@ -88,6 +92,7 @@ export const push: Area = {
       path: '/push/web/subscribe',
       handler: 'http/push/subscribe.ts',
       auth: 'user',
+      rateLimit: pushRegistrationLimit,
       bindings: ['table:read', 'table:write'],
       summary: "Store the caller's browser push subscription (https endpoint, SSRF-guarded)",
     },

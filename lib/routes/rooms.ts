@@ -12,6 +12,7 @@ export const rooms: Area = {
       handler: 'http/rooms/create-room.ts',
       auth: 'userOrService',
       minRole: 'member',
+      rateLimit: { bucket: 'room-creation', per: 'user', setting: 'RATE_LIMIT_ROOM_CREATION_PER_MINUTE' },
       bindings: ['table:read', 'table:write'],
       summary: 'Create a public, group or dm room',
     },

@@ -17,6 +17,8 @@ import { connect, type Frame, type RoomSocket } from '../support/ws';
 const OPERATOR_KEY = 'agents-operator-key-0123456789abc';
 const MAIN_MODEL = 'main-model';
 const PROMPT_MAX_CHARS = 6000;
+const AGENTS_PER_MESSAGE = 2;
+const ANSWERS_PER_MINUTE = 3;
 
 let local: LocalProcess;
 let call: ReturnType<typeof clientOf>;
@@ -38,6 +40,9 @@ beforeAll(async () => {
       RATE_LIMIT_MESSAGES_PER_MINUTE: '1000',
       AI_BASE_URL: ai.url,
       AI_MODEL: MAIN_MODEL,
+      AI_ALLOWED_MODELS: `${MAIN_MODEL},support-model,agent-model`,
+      AI_MAX_AGENTS_PER_MESSAGE: String(AGENTS_PER_MESSAGE),
+      RATE_LIMIT_AGENT_INVOKE_PER_MINUTE: String(ANSWERS_PER_MINUTE),
       AI_TIMEOUT_MS: '5000',
       AI_ATTEMPTS: '2',
       AI_PROMPT_MAX_CHARS: String(PROMPT_MAX_CHARS),
@@ -270,6 +275,28 @@ describe('agent routes', () => {
     });
   });
 
+  it('refuses a model outside AI_ALLOWED_MODELS with 400 model_not_allowed, on create and on change, and stores neither', async () => {
+    // Arrange
+    const target = await agent({ model: 'support-model' });
+    const handle = unique('pricey');
+
+    // Act
+    const created = await call('/agents', { apiKey, body: { handle, name: 'Pricey', instructions: 'Think hard.', model: 'o1-pro' } });
+    const changed = await call(`/agents/${target.id}`, { method: 'PATCH', apiKey, body: { model: 'gpt-4.5-preview' } });
+    const listed = await call('/agents', { apiKey });
+
+    // Assess
+    for (const refused of [created, changed]) {
+      expect(refused).toMatchObject({
+        status: 400,
+        body: { error: { code: 'model_not_allowed', details: { allowedModels: [MAIN_MODEL, 'support-model', 'agent-model'] } } },
+      });
+    }
+    const agents = listed.body.agents as { id: string; handle: string; model: string | null }[];
+    expect(agents.map((listedAgent) => listedAgent.handle)).not.toContain(handle);
+    expect(agents.find((listedAgent) => listedAgent.id === target.id)?.model).toBe('support-model');
+  });
+
   it('validates changes and invocations, and answers 404 agent_not_found for an unknown id', async () => {
     // Arrange
     const target = await agent();
@@ -467,18 +494,19 @@ describe('@agent mentions', () => {
     expect((await messagesOf(roomId)).filter((message) => message.userId === target.userId)).toHaveLength(1);
   }, 30_000);
 
-  it('make each agent a message mentions answer', async () => {
+  it('make each agent a message mentions answer, up to AI_MAX_AGENTS_PER_MESSAGE (2) in the order named', async () => {
     // Arrange
-    const [first, second] = [await agent(), await agent()];
+    const [first, second, third] = [await agent(), await agent(), await agent()];
     const author = await user('author');
     const roomId = await room([author]);
 
     // Act
-    await post(author, roomId, `@${first.userId} and @${second.userId}: which of you knows?`);
+    await post(author, roomId, `@${first.userId} and @${second.userId} (or @${third.userId}): which of you knows?`);
     const answers = await eventually('both answers', async () => {
       const stored = (await messagesOf(roomId)).filter((message) => message.userId.startsWith('agent:'));
-      return stored.length === 2 && stored;
+      return stored.length === AGENTS_PER_MESSAGE && stored;
     });
+    await sleep(1000);
 
     // Assess
     expect(answers.map((message) => [message.userId, message.content]).sort()).toEqual(
@@ -487,6 +515,8 @@ describe('@agent mentions', () => {
         [second.userId, answerFor(second.tag)],
       ].sort(),
     );
+    expect(agentRequests(third.tag)).toEqual([]);
+    expect((await messagesOf(roomId)).filter((message) => message.userId.startsWith('agent:'))).toHaveLength(AGENTS_PER_MESSAGE);
   }, 30_000);
 
   it('ignore handles no agent has', async () => {
@@ -504,6 +534,40 @@ describe('@agent mentions', () => {
     // Assess
     expect(ai.requests.map(tagOf)).toEqual([known.tag]);
     expect((await messagesOf(roomId)).map((message) => message.userId)).toEqual([author.userId]);
+  }, 30_000);
+});
+
+describe('RATE_LIMIT_AGENT_INVOKE_PER_MINUTE', () => {
+  /** The limit counts fixed minutes: a burst must not straddle two. */
+  async function insideOneMinute(needMs = 15_000) {
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < needMs) await sleep(left + 50);
+  }
+
+  it("answers 429 past the user's answers a minute, and the user's @mentions spend the same budget; other users go on", async () => {
+    // Arrange
+    const target = await agent();
+    const [spender, other] = [await user('spender'), await user('other')];
+    const [roomId, controlRoom] = [await room([spender]), await room([other])];
+    await insideOneMinute();
+
+    // Act
+    const invokes = [];
+    for (let index = 0; index < ANSWERS_PER_MINUTE; index++) {
+      invokes.push(await call(`/agents/${target.id}/invoke`, { token: spender.token, body: { roomId } }));
+    }
+    const refused = await call(`/agents/${target.id}/invoke`, { token: spender.token, body: { roomId } });
+    await post(spender, roomId, `@${target.userId} are you still there?`);
+    // Posted after: once it is answered the subscriber has seen the mention above.
+    await post(other, controlRoom, `@${target.userId} are you there?`);
+    await eventually('the control answer', async () => (await messagesOf(controlRoom)).some((message) => message.userId === target.userId));
+
+    // Assess
+    expect(invokes.map((invoked) => invoked.status)).toEqual(Array(ANSWERS_PER_MINUTE).fill(201));
+    expect(refused).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await messagesOf(roomId)).filter((message) => message.userId === target.userId)).toHaveLength(ANSWERS_PER_MINUTE);
+    expect(agentRequests(target.tag)).toHaveLength(ANSWERS_PER_MINUTE + 1);
   }, 30_000);
 });
 

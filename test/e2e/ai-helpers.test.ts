@@ -279,6 +279,31 @@ describe('reply suggestions', () => {
   });
 });
 
+describe('reply suggestions per user', () => {
+  it('answers 429 with Retry-After past 10 a minute (RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE) without asking the provider', async () => {
+    // Arrange
+    const [author, other] = [await user(), await user()];
+    const roomId = await room([author, other]);
+    await post(author, roomId, 'Coffee?');
+    const insideMinute = 60_000 - (Date.now() % 60_000);
+    if (insideMinute < 10_000) await new Promise((resolve) => setTimeout(resolve, insideMinute + 50));
+    ai.reset();
+
+    // Act
+    const answers = [];
+    for (let index = 0; index < 11; index++)
+      answers.push(await call('/messages/suggest-replies', { token: author.token, body: { roomId } }));
+    const byOther = await call('/messages/suggest-replies', { token: other.token, body: { roomId } });
+
+    // Assess
+    expect(answers.slice(0, 10).map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    expect(answers[10]).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(Number(answers[10]?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(byOther.status).toBe(200);
+    expect(ai.requests).toHaveLength(11);
+  });
+});
+
 describe('quota', () => {
   it('counts every AI call and answers 402 quota_exceeded at the boundary', async () => {
     // Arrange: a project of its own with a quota of 2

@@ -193,6 +193,21 @@ describe('mention', () => {
     expect(events.map((event) => event.payload.mentionedUserId)).toEqual(['bob']);
   });
 
+  it('is published for the first MESSAGE_MAX_MENTIONS (20) distinct mentions only; the message keeps every one', async () => {
+    // Prepare
+    const members = Array.from({ length: 25 }, (_, index) => `many-${String(index).padStart(2, '0')}`);
+    const { project, alice, roomId } = await setup(members);
+    const content = members.map((userId) => `@${userId}`).join(' ');
+
+    // Act
+    const posted = await api('/messages', { token: alice, body: { roomId, content } });
+    const events = await collectEvents(eventsOf(project.projectId, 'mention'), { count: 21, timeoutMs: 3000 });
+
+    // Assess
+    expect(posted).toMatchObject({ status: 201, body: { content } });
+    expect(events.map((event) => event.payload.mentionedUserId).sort()).toEqual(members.slice(0, 20));
+  });
+
   it('is published for a mention followed by a comma', async () => {
     // Prepare
     const { project, alice, roomId } = await setup(['bob']);

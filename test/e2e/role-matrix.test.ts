@@ -53,6 +53,16 @@ const newRoomByKey = async (type: 'group' | 'public' = 'group') => {
   await api('/rooms', { apiKey: project.apiKey, body: { id: roomId, type } });
   return roomId;
 };
+/** A group room every role's user belongs to (the guest as a room guest): only the project role decides. */
+const roomOfEveryRole = async () => {
+  const roomId = uniqueId('room');
+  await api('/rooms', {
+    apiKey: project.apiKey,
+    body: { id: roomId, type: 'group', members: [users.member, users.moderator, users.admin, users.owner] },
+  });
+  await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey, body: { userId: users.guest, role: 'guest' } });
+  return roomId;
+};
 const historyOf = async (roomId: string) => (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as any[];
 const webhooksOf = async () => (await api('/webhooks', { apiKey: project.apiKey })).body.webhooks as any[];
 const newWebhookByKey = async () => {
@@ -171,6 +181,38 @@ describe('routes with a minimum project role', () => {
       minRole: 'moderator',
       success: 200,
       act: (auth) => api('/admin/webhooks/deliveries', auth),
+    },
+    SummarizeThread: {
+      minRole: 'member',
+      success: 200,
+      async act(auth) {
+        const roomId = await roomOfEveryRole();
+        const { rootId } = await postThread(project.projectId, { token: tokens.member }, roomId);
+        return api(`/messages/${rootId}/summary`, { ...auth, body: { roomId } });
+      },
+    },
+    SuggestReplies: {
+      minRole: 'member',
+      success: 200,
+      async act(auth) {
+        const roomId = await roomOfEveryRole();
+        await api('/messages', { token: tokens.member, body: { roomId, content: 'Can someone review my change?' } });
+        return api('/messages/suggest-replies', { ...auth, body: { roomId } });
+      },
+    },
+    InvokeAgent: {
+      minRole: 'member',
+      success: 201,
+      async act(auth) {
+        const roomId = await roomOfEveryRole();
+        const agent = await createAgent({ apiKey: project.apiKey }, { name: 'Role check' });
+        const response = await api(`/agents/${agent.id}/invoke`, { ...auth, body: { roomId, prompt: 'Say hello' } });
+        return {
+          ...response,
+          check: async (allowed) =>
+            expect((await historyOf(roomId)).filter((message) => message.userId === agent.userId)).toHaveLength(allowed ? 1 : 0),
+        };
+      },
     },
     PublishEvents: {
       minRole: 'member',
@@ -397,14 +439,18 @@ describe('routes with a minimum project role', () => {
         expect(rule, `no role-matrix case for ${id}`).toBeDefined();
         if (!rule) return;
         const allowed = caller.role === undefined || ROLES.indexOf(caller.role) >= ROLES.indexOf(rule.minRole);
+        // Routes that take a user JWT only: the API key, which passes every role check, is no user.
+        const userOnly = caller.role === undefined && routesWithMinRole.find((route) => route.id === id)?.auth === 'user';
 
         // Act
         const response = await rule.act(caller.auth());
 
         // Assess
-        if (allowed) expect(response.status).toBe(rule.success);
+        if (userOnly)
+          expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 401, code: 'missing_credentials' });
+        else if (allowed) expect(response.status).toBe(rule.success);
         else expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 403, code: 'forbidden' });
-        await response.check?.(allowed);
+        await response.check?.(allowed && !userOnly);
       },
     );
   });
@@ -575,9 +621,9 @@ describe('routes with room-level rules', () => {
     },
     {
       route: 'SummarizeThread',
-      rule: 'room readers with a user JWT (members, guests, project admins); the route takes no API key',
+      rule: 'room readers with a user JWT (members and project admins; guests are below its minimum role); the route takes no API key',
       expected: {
-        guest: 200,
+        guest: [403, 'forbidden'],
         member: 200,
         roomOwner: 200,
         moderator: 200,
@@ -595,9 +641,9 @@ describe('routes with room-level rules', () => {
     },
     {
       route: 'SuggestReplies',
-      rule: 'room readers with a user JWT (members, guests, project admins); the route takes no API key',
+      rule: 'room readers with a user JWT (members and project admins; guests are below its minimum role); the route takes no API key',
       expected: {
-        guest: 200,
+        guest: [403, 'forbidden'],
         member: 200,
         roomOwner: 200,
         moderator: 200,
@@ -633,9 +679,9 @@ describe('routes with room-level rules', () => {
     },
     {
       route: 'InvokeAgent',
-      rule: 'whoever may post in the room, with a user JWT (members, guests, project admins); the route takes no API key',
+      rule: 'whoever may post in the room, with a user JWT (members and project admins; guests are below its minimum role); the route takes no API key',
       expected: {
-        guest: 201,
+        guest: [403, 'forbidden'],
         member: 201,
         roomOwner: 201,
         moderator: 201,

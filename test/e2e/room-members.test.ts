@@ -35,17 +35,56 @@ describe('GET /rooms/{roomId}/members', () => {
     );
   });
 
-  it('lists all members of a large room', async () => {
-    // Prepare
+  it('pages a large room by 100 by default: the first page carries a nextCursor, the last none', async () => {
+    // Prepare: 102 members (the owner, 99 created with the room, 2 added)
     const members = Array.from({ length: 99 }, (_, index) => `m-${String(index).padStart(2, '0')}`);
     const { roomId } = await groupRoom(members);
+    for (const userId of ['m-99', 'm-a0']) await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey, body: { userId } });
 
     // Act
-    const listed = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+    const first = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+    const second = await api(`/rooms/${roomId}/members?cursor=${first.body.nextCursor}`, { apiKey: project.apiKey });
 
     // Assess
-    expect(listed.status).toBe(200);
-    expect(listed.body.members).toHaveLength(100);
+    expect(first.status).toBe(200);
+    expect(first.body.members).toHaveLength(100);
+    expect(first.body.nextCursor).toBe(first.body.members.at(-1).userId);
+    expect(second).toMatchObject({ status: 200, body: { nextCursor: null } });
+    expect(second.body.members).toHaveLength(2);
+    const seen = [...first.body.members, ...second.body.members].map((member: any) => member.userId);
+    expect(new Set(seen).size).toBe(102);
+  });
+
+  it('walks pages of limit members in user id order with the cursor, and ends without one', async () => {
+    // Prepare
+    const { owner, roomId } = await groupRoom(['p-1', 'p-2', 'p-3', 'p-4']);
+
+    // Act
+    const pages = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; body: any } = await api(`/rooms/${roomId}/members?limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+        apiKey: project.apiKey,
+      });
+      expect(page.status).toBe(200);
+      pages.push(page.body.members.map((member: any) => member.userId));
+      cursor = page.body.nextCursor;
+    } while (cursor && pages.length < 10);
+
+    // Assess
+    const all = [owner.userId, 'p-1', 'p-2', 'p-3', 'p-4'].sort();
+    expect(pages).toEqual([all.slice(0, 2), all.slice(2, 4), all.slice(4)]);
+  });
+
+  it.each(['limit=0', 'limit=501', 'limit=two', 'cursor=a%23b'])('answers 400 validation_failed to %s', async (query) => {
+    // Prepare
+    const { roomId } = await groupRoom();
+
+    // Act
+    const listed = await api(`/rooms/${roomId}/members?${query}`, { apiKey: project.apiKey });
+
+    // Assess
+    expect(listed).toMatchObject({ status: 400, body: { error: { code: 'validation_failed' } } });
   });
 
   it('answers 404 room_not_found for an unknown room', async () => {

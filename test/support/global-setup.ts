@@ -30,10 +30,18 @@ export default async function setup(project: TestProject) {
   const ai = await startOpenAiServer();
   const runtime = await startLocalRuntime({
     port: 0,
+    // Suites make rooms, register push targets and call the AI routes as the same few users many
+    // times a minute; test/e2e/per-user-limits.test.ts, agents.test.ts and ai-helpers.test.ts hold
+    // those limits on runtimes of their own, and agents.test.ts the model allow-list.
     env: {
       CHAT_OPERATOR_KEY: OPERATOR_KEY,
       RATE_LIMIT_MESSAGES_PER_MINUTE: '1000',
+      RATE_LIMIT_ROOM_CREATION_PER_MINUTE: '1000',
+      RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: '1000',
+      RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE: '1000',
+      RATE_LIMIT_AGENT_INVOKE_PER_MINUTE: '1000',
       AI_BASE_URL: ai.url,
+      AI_ALLOWED_MODELS: 'gpt-4o-mini,validation-model,some-model',
       // Sign-in lockouts short enough to watch grow (test/e2e/sign-in-throttle.test.ts), and a
       // per-IP budget the suites' sign-ins from 127.0.0.1 stay far below.
       SIGNIN_LOCKOUT_THRESHOLD: '3',

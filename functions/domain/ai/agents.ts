@@ -1,5 +1,13 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { askAi, conversation, isAiConfigured, type PromptMessage, refuseE2eRoom, requireAi } from '#domain/ai/assistant';
+import {
+  askAi,
+  conversation,
+  isAiConfigured,
+  type PromptMessage,
+  refuseE2eRoom,
+  requireAi,
+  requireAllowedAgentModel,
+} from '#domain/ai/assistant';
 import { isHandoffActive, requireNoHandoff } from '#domain/ai/handoff-state';
 import { mentionedUserIds } from '#domain/events/message-events';
 import { onceFor } from '#domain/events/once';
@@ -7,6 +15,7 @@ import { readMessages } from '#domain/messages/history';
 import { sendMessage } from '#domain/messages/pipeline';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom, ensureMember } from '#domain/rooms/rooms';
+import { httpRoute } from '#lib/routes';
 import { actorId, type Principal, type UserPrincipal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
@@ -16,10 +25,11 @@ import { membershipKey } from '#shared/db/membership';
 import type { Message } from '#shared/db/message';
 import { queryAll } from '#shared/db/query';
 import type { RoomItem } from '#shared/db/room';
-import { ConflictError, HttpError, NotFoundError, RoomNotFoundError } from '#shared/errors';
+import { ConflictError, HttpError, NotFoundError, RateLimitedError, RoomNotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
 import { AGENT_USER_PREFIX, newId } from '#shared/ids';
 import { logger } from '#shared/logger';
+import { enforceRouteGuards } from '#shared/route-guards';
 import * as z from '#shared/schema';
 
 /**
@@ -48,8 +58,6 @@ export const MAX_INVOKE_PROMPT_LENGTH = 4000;
 export const AGENT_CONTEXT_MESSAGES = 20;
 /** Clients drop a typing indicator that is not renewed; the agent renews it this often while the model works. */
 export const TYPING_REFRESH_MS = 3000;
-/** Agents one message can wake; further mentions in it are ignored. */
-export const MAX_AGENTS_PER_MESSAGE = 3;
 /**
  * A message created longer ago than this wakes no agent: a backdated import of old history (which
  * announces `message.created` too) must not make agents answer conversations long over. Longer than
@@ -141,6 +149,7 @@ export interface CreateAgentInput {
 
 /** `POST /agents`: the agent and its handle's claim in one transaction; a taken handle is a 409 `agent_handle_taken`. */
 export async function createAgent(principal: Principal, input: CreateAgentInput): Promise<Agent> {
+  if (input.model !== undefined) requireAllowedAgentModel(input.model);
   const { projectId } = principal;
   const now = new Date().toISOString();
   const agentId = newId('agt');
@@ -187,6 +196,7 @@ export interface AgentPatch {
 
 /** `PATCH /agents/{agentId}`: name, instructions and model; the handle (the agent's user id) never changes. */
 export async function updateAgent(projectId: string, agentId: string, patch: AgentPatch): Promise<Agent> {
+  if (typeof patch.model === 'string') requireAllowedAgentModel(patch.model);
   const sets = ['updatedAt = :now'];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':now': new Date().toISOString() };
@@ -288,7 +298,7 @@ export async function answerMentions(event: DomainEvent<'message.created'>): Pro
   if (handles.length === 0 || !isAiConfigured()) return [];
   if (Date.now() - Date.parse(payload.createdAt) > MENTION_MAX_AGE_MS) return [];
   const byHandle = new Map((await cachedAgents(projectId)).map((agent) => [agent.handle, agent]));
-  const agents = handles.flatMap((handle) => byHandle.get(handle) ?? []).slice(0, MAX_AGENTS_PER_MESSAGE);
+  const agents = handles.flatMap((handle) => byHandle.get(handle) ?? []).slice(0, config.AI_MAX_AGENTS_PER_MESSAGE);
   if (agents.length === 0) return [];
   if (await isHandoffActive(projectId, payload.roomId)) {
     logger.info('agent mention during a handoff: not answered', { projectId, roomId: payload.roomId, messageId: payload.messageId });
@@ -307,9 +317,18 @@ export async function answerMentions(event: DomainEvent<'message.created'>): Pro
     );
     // An encrypted room's messages are ciphertext to the service: nothing for an agent to read.
     if (!room || room.e2eEnabled) return;
+    const admitted = await withinAnswerBudget(projectId, payload.userId, agents);
+    if (admitted.length < agents.length) {
+      logger.info('agent mentions past the author’s budget: not answered', {
+        projectId,
+        roomId: payload.roomId,
+        messageId: payload.messageId,
+        skipped: agents.slice(admitted.length).map((agent) => agent.id),
+      });
+    }
     // Side by side, so several agents take no longer than the slowest within the subscriber's timeout.
     const outcomes = await Promise.allSettled(
-      agents.map((agent) =>
+      admitted.map((agent) =>
         answerInRoom(agent, room, {
           request: `${payload.userId} mentioned you in message [${payload.messageId}] (the last one above): answer it.`,
           upToMessageId: payload.messageId,
@@ -330,13 +349,33 @@ export async function answerMentions(event: DomainEvent<'message.created'>): Pro
         projectId,
         roomId: payload.roomId,
         messageId: payload.messageId,
-        agentId: agents[index]?.id,
+        agentId: admitted[index]?.id,
         code: error.code,
         status: error.statusCode,
       });
     }
   });
   return answers;
+}
+
+/**
+ * The agents, in order, that the author's budget of agent answers (`InvokeAgent`'s rate limit, which
+ * invokes spend too) still pays for: one answer each. Mentions would otherwise buy model calls at
+ * the pace of the message rate limit.
+ */
+async function withinAnswerBudget(projectId: string, userId: string, agents: readonly Agent[]): Promise<Agent[]> {
+  const { rateLimit } = httpRoute('InvokeAgent');
+  const admitted: Agent[] = [];
+  for (const agent of agents) {
+    try {
+      await enforceRouteGuards({ rateLimit }, { projectId, userId });
+    } catch (error) {
+      if (error instanceof RateLimitedError) break;
+      throw error;
+    }
+    admitted.push(agent);
+  }
+  return admitted;
 }
 
 interface AnswerRequest {

@@ -1,7 +1,7 @@
 import { countInvocation, requireQuota } from '#domain/ai/quota';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
-import { ConflictError, HttpError } from '#shared/errors';
+import { BadRequestError, ConflictError, HttpError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { AiProviderError, type ChatMessage, chatCompletion } from '#shared/providers/ai';
 import { secretValue } from '#shared/secrets';
@@ -41,8 +41,22 @@ export function modelFor(purpose: AiPurpose, agentModel?: string): string {
     case 'suggestions':
       return config.AI_SUGGEST_MODEL ?? config.AI_MODEL;
     case 'agent':
-      return agentModel ?? config.AI_MODEL;
+      if (agentModel === undefined || ALLOWED_AGENT_MODELS.has(agentModel)) return agentModel ?? config.AI_MODEL;
+      // Stored before the allow-list changed: the operator's key never pays for a model it no longer allows.
+      logger.warn('ai.agent_model_not_allowed', { model: agentModel, fallback: config.AI_MODEL });
+      return config.AI_MODEL;
   }
+}
+
+/** `AI_ALLOWED_MODELS`, or without it the models the deployment already pays for. */
+const ALLOWED_AGENT_MODELS: ReadonlySet<string> = new Set(
+  config.AI_ALLOWED_MODELS ?? [config.AI_MODEL, config.AI_SUGGEST_MODEL, config.AI_SUMMARY_MODEL].flatMap((model) => model ?? []),
+);
+
+/** An agent may name only an allowed model: it is sent on the operator's key. 400 `model_not_allowed` otherwise. */
+export function requireAllowedAgentModel(model: string): void {
+  if (ALLOWED_AGENT_MODELS.has(model)) return;
+  throw new BadRequestError(`The model ${model} is not allowed here`, { allowedModels: [...ALLOWED_AGENT_MODELS] }, 'model_not_allowed');
 }
 
 export interface AiAnswer {

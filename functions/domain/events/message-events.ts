@@ -1,3 +1,4 @@
+import { config } from '#shared/config';
 import { getAll } from '#shared/db/batch';
 import { membershipItem, membershipKey } from '#shared/db/membership';
 import type { MessageItem } from '#shared/db/message';
@@ -6,9 +7,15 @@ import { type DomainEvent, derivedEventId, domainEvent } from '#shared/events';
 /** `@alice`, `@bob.smith`; trailing punctuation (`@bob.`) is not part of the name. */
 const MENTION_PATTERN = /(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_.:-]{0,127}[A-Za-z0-9_])/g;
 
-/** The user ids a text @-mentions, each once, without its author. */
+/**
+ * The user ids a text @-mentions, each once, without its author: the first `MESSAGE_MAX_MENTIONS`
+ * of them. Every consumer of mentions (`mention` events and their webhooks, pushes, agents) reads
+ * them here, so a message naming hundreds of ids fans out no further than the cap.
+ */
 export function mentionedUserIds(content: string, authorId: string): string[] {
-  return [...new Set([...content.matchAll(MENTION_PATTERN)].map((match) => match[1] as string))].filter((userId) => userId !== authorId);
+  return [...new Set([...content.matchAll(MENTION_PATTERN)].map((match) => match[1] as string))]
+    .filter((userId) => userId !== authorId)
+    .slice(0, config.MESSAGE_MAX_MENTIONS);
 }
 
 /**

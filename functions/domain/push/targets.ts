@@ -122,6 +122,56 @@ async function releaseOldest(projectId: string, userId: string, kind: 'device' |
   }
 }
 
+/**
+ * A target registered again as it stands (apps and browsers do it on every start): only its row
+ * is touched, conditionally on the fields the roster copies hold being unchanged, so there is no
+ * version bump and no write in each of the user's rooms. False when the row changed or went
+ * meanwhile (a handover, a release): the caller claims the target as new.
+ */
+async function touchUnchanged(
+  key: Record<string, string>,
+  unchanged: Readonly<Record<string, string>>,
+  set: Readonly<Record<string, string | undefined>>,
+): Promise<boolean> {
+  const names: Record<string, string> = {};
+  const values: Record<string, string> = {};
+  const conditions = ['attribute_exists(pk)'];
+  for (const [field, value] of Object.entries(unchanged)) {
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    conditions.push(`#${field} = :${field}`);
+  }
+  const sets: string[] = [];
+  const removes: string[] = [];
+  for (const [field, value] of Object.entries(set)) {
+    names[`#${field}`] = field;
+    if (value === undefined) {
+      removes.push(`#${field}`);
+      continue;
+    }
+    values[`:${field}`] = value;
+    sets.push(`#${field} = :${field}`);
+  }
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+          .join(' ')
+          .trim(),
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
 export async function registerDevice(projectId: string, userId: string, input: { platform: DevicePlatform; token: string }) {
   const deviceId = targetIdFor('device', projectId, input.token);
   const key = deviceKey(projectId, userId, deviceId);
@@ -137,6 +187,12 @@ export async function registerDevice(projectId: string, userId: string, input: {
     createdAt: existing ? String(existing.createdAt) : now,
     updatedAt: now,
   };
+  if (
+    existing?.platform === input.platform &&
+    (await touchUnchanged(key, { platform: input.platform, token: input.token }, { updatedAt: now }))
+  ) {
+    return { device: toDevice(item), created: false };
+  }
   const { created } = await claimTarget(projectId, userId, { id: deviceId, kind: 'device', item });
   return { device: toDevice(item), created };
 }
@@ -172,6 +228,13 @@ export async function subscribeWebPush(
     createdAt: existing?.createdAt ?? new Date().toISOString(),
     ...(existing?.lastSentAt === undefined ? {} : { lastSentAt: existing.lastSentAt }),
   };
+  const sameKeys = existing?.p256dh === item.p256dh && existing.auth === item.auth;
+  if (
+    sameKeys &&
+    (await touchUnchanged(key, { endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth }, { userAgent: item.userAgent }))
+  ) {
+    return { subscription: toWebSubscription(item), created: false };
+  }
   const { created } = await claimTarget(projectId, userId, { id: subscriptionId, kind: 'web', item });
   return { subscription: toWebSubscription(item), created };
 }

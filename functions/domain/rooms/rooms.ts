@@ -18,7 +18,6 @@ import {
   toMember,
   userRoomsIndexKey,
 } from '#shared/db/membership';
-import { queryAll } from '#shared/db/query';
 import {
   findRoom,
   publicRoomsIndexKey,
@@ -282,6 +281,8 @@ export async function updateRoom(
 }
 
 const PAGE_MAX = 100;
+/** Members on one page of `GET /rooms/{roomId}/members`. */
+export const MEMBERS_PAGE_MAX = 500;
 
 /** The caller's rooms through the membership index, or with `scope: 'public'` the public directory. */
 export async function listRooms(
@@ -310,13 +311,33 @@ export async function listRooms(
   return { rooms: roomIds.flatMap((id) => rooms.get(id) ?? []).map(toRoom), nextCursor };
 }
 
-export async function listMembers(principal: Principal, roomId: string): Promise<ReturnType<typeof toMember>[]> {
+/**
+ * One page of a room's members by user id, after the `cursor` member: a room may hold any number, and
+ * one request reads at most a page of them.
+ */
+export async function listMembers(
+  principal: Principal,
+  roomId: string,
+  options: { limit: number; cursor?: string },
+): Promise<{ members: ReturnType<typeof toMember>[]; nextCursor: string | null }> {
   await accessRoom(principal, roomId, { join: false });
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': roomPk(principal.projectId, roomId), ':prefix': MEMBER_SK_PREFIX },
-  });
-  return items.map((raw) => toMember(membershipItem.parse(raw)));
+  const limit = Math.min(options.limit, MEMBERS_PAGE_MAX);
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      // The `M#` range of the room's partition, which holds other items too: bounded on both ends.
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': roomPk(principal.projectId, roomId),
+        ':from': options.cursor === undefined ? MEMBER_SK_PREFIX : `${membershipKey(principal.projectId, roomId, options.cursor).sk}\u0000`,
+        ':to': `${MEMBER_SK_PREFIX}\uffff`,
+      },
+      // One more than the page: a last page says so (no cursor) instead of leading to an empty one.
+      Limit: limit + 1,
+    }),
+  );
+  const members = Items.slice(0, limit).map((raw) => toMember(membershipItem.parse(raw)));
+  return { members, nextCursor: Items.length > limit ? (members.at(-1)?.userId ?? null) : null };
 }
 
 /** Room owner, moderators and above add members or change their room role; dm membership is fixed. */

@@ -1,7 +1,15 @@
-import { listMembers } from '#domain/rooms/rooms';
+import { listMembers, MEMBERS_PAGE_MAX } from '#domain/rooms/rooms';
 import { httpHandler, ok } from '#shared/http';
-import { roomParams } from '../params';
+import { idSchema } from '#shared/ids';
+import * as z from '#shared/schema';
+import { queryInt, roomParams } from '../params';
 
-export const handler = httpHandler('ListRoomMembers', { params: roomParams }, async ({ params, caller }) =>
-  ok({ members: await listMembers(caller, params.roomId) }),
+/** `cursor` is the `nextCursor` of the previous page: the last member's user id. */
+const query = z.object({
+  limit: z._default(queryInt(1, MEMBERS_PAGE_MAX), 100),
+  cursor: z.optional(idSchema),
+});
+
+export const handler = httpHandler('ListRoomMembers', { params: roomParams, query }, async ({ params, query, caller }) =>
+  ok(await listMembers(caller, params.roomId, query)),
 );
