@@ -31,7 +31,7 @@ export async function issueToken(
   const expiresIn = tokenLifetime(input.expiresIn);
   const project = await loadProject(projectId);
   if (!project) throw new UnauthorizedError('invalid_api_key', 'The project no longer exists');
-  return signUserToken(project.signingSecret, { projectId, userId: input.userId, roles: input.roles ?? ['member'] }, expiresIn);
+  return signUserToken(project, { projectId, userId: input.userId, roles: input.roles ?? ['member'] }, expiresIn);
 }
 
 /** Sets (or replaces) the password a user signs in with, and the roles their sessions carry. */
@@ -63,9 +63,5 @@ export async function signIn(input: { projectId: string; userId: string; passwor
   const credentials = Item ? userCredentialsItem.parse(Item) : undefined;
   const valid = credentials ? await verifyPassword(input.password, credentials.passwordHash) : false;
   if (!credentials || !valid) throw rejected;
-  return signUserToken(
-    project.signingSecret,
-    { projectId: input.projectId, userId: input.userId, roles: credentials.roles as Role[] },
-    expiresIn,
-  );
+  return signUserToken(project, { projectId: input.projectId, userId: input.userId, roles: credentials.roles as Role[] }, expiresIn);
 }
