@@ -286,3 +286,44 @@ describe('the webhook-key format', () => {
     await expect(sealing).rejects.toThrow(/webhook-key/);
   });
 });
+
+describe('keys the service generates (signing-key)', () => {
+  /** The generated-keys module against a stand-in holding `key` as `signing-key` (or nothing). */
+  async function generatedKeysWith(key: string | undefined) {
+    const server = await startSecretsLocal(key === undefined ? {} : { 'signing-key': key });
+    servers.push(server);
+    vi.resetModules();
+    vi.stubEnv('AWS_ENDPOINT_URL_SECRETS_MANAGER', server.endpoint);
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
+    vi.stubEnv(bindingVariable('secret:signing-key'), server.arns['signing-key']);
+    return import('#shared/generated-keys');
+  }
+  const signing = { purpose: 'project-signing-secret', projectId: 'prj-a', recordId: 'PROJECT' } as const;
+
+  it('has no plaintext fallback: without the secret, sealing fails, naming it', async () => {
+    // Prepare
+    const keys = await generatedKeysWith(undefined);
+
+    // Act
+    const sealing = keys.sealGeneratedKey('a-generated-signing-secret', signing);
+
+    // Assess
+    await expect(sealing).rejects.toThrow(/signing-key/);
+  });
+
+  it("seals under the current key with the project's binding, and refuses the value on another project", async () => {
+    // Prepare
+    const key = randomBytes(32);
+    const keys = await generatedKeysWith(key.toString('hex'));
+
+    // Act
+    const sealed = await keys.sealGeneratedKey('a-generated-signing-secret', signing);
+
+    // Assess
+    expect(sealed.secretKeyId).toBe(keyIdOf(key));
+    expect(await keys.openGeneratedKey(sealed, signing)).toBe('a-generated-signing-secret');
+    await expect(keys.openGeneratedKey(sealed, { ...signing, projectId: 'prj-b' })).rejects.toThrow(/does not open/);
+    expect(await keys.generatedKeyIsStale(sealed)).toBe(false);
+  });
+});
