@@ -26,6 +26,7 @@ const settingNames = [
   'WEBHOOK_RETRY_TIME_SCALE',
   'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   'WEBHOOK_SECRET_ENCRYPTION_KEY',
+  'SIGNING_SECRET_ENCRYPTION_KEY',
   'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE',
 ];
 const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));

@@ -34,9 +34,18 @@ export const secretDefinitions = {
   },
   'webhook-key': {
     setting: 'WEBHOOK_SECRET_ENCRYPTION_KEY',
-    summary: 'AES-256 key (64 hex characters) that encrypts webhook signing secrets in the table',
+    summary:
+      'AES-256 key (64 hex characters, or a key ring while rotating) that encrypts webhook signing secrets and push provider keys in the table',
     generate: { length: 64, hexOnly: true },
     // Without it the stored webhook secrets cannot be opened: it lives as long as the table.
+    retain: true,
+  },
+  'signing-key': {
+    setting: 'SIGNING_SECRET_ENCRYPTION_KEY',
+    summary:
+      'AES-256 key (64 hex characters, or a key ring while rotating) that encrypts the keys the service generates: project JWT signing secrets and VAPID private keys',
+    generate: { length: 64, hexOnly: true },
+    // Without it no user token verifies: it lives as long as the table.
     retain: true,
   },
   'fcm-legacy-key': {

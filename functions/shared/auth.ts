@@ -5,9 +5,11 @@ import { ROLES, type Role } from '#lib/routes';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
-import { type ProjectItem, projectItem, projectKey } from '#shared/db/project';
+import { type ProjectItem, projectItem, projectKey, signingSecretBinding } from '#shared/db/project';
 import { ForbiddenError, UnauthorizedError } from '#shared/errors';
+import { openGeneratedKey } from '#shared/generated-keys';
 import { idSchema, PROJECT_ID_PATTERN } from '#shared/ids';
+import { logger } from '#shared/logger';
 
 /** A project user, from a verified JWT. */
 export interface UserPrincipal {
@@ -95,18 +97,35 @@ export async function authenticateApiKey(apiKey: string): Promise<ServicePrincip
 const ALGORITHMS = ['HS256'];
 const secretBytes = (secret: string) => new TextEncoder().encode(secret);
 
+/** The stored form of a project's signing secret: the key of what is opened from it. */
+const storedSigningSecret = (project: ProjectItem) =>
+  `${project.projectId}\u0000${project.signingSecretSealed?.secretCiphertext ?? `plain:${project.signingSecret}`}`;
+
+/** A project's signing secret, opened (projects written before sealing hold it in plain). */
+export async function signingSecretOf(project: ProjectItem): Promise<string> {
+  if (project.signingSecretSealed) return openGeneratedKey(project.signingSecretSealed, signingSecretBinding(project.projectId));
+  if (project.signingSecret !== undefined) return project.signingSecret;
+  throw new Error(`Project ${project.projectId} has no signing secret`);
+}
+
 /**
- * The HMAC key of a signing secret, imported once per instance: jose imports raw bytes into a
- * WebCrypto key on every call, which costs more than the verification itself. A rotated secret is a
- * new entry; the few a warm instance meets are kept.
+ * The HMAC key of a project's signing secret, opened and imported once per instance and stored
+ * form: the hot path of every request is a map lookup, not a decryption, and jose would otherwise
+ * import raw bytes into a WebCrypto key on every call, which costs more than the verification
+ * itself. A rotated secret is a new entry; the few a warm instance meets are kept. A secret that
+ * does not open is not kept, so a repaired item is tried again.
  */
 const verifyKeys = new Map<string, Promise<CryptoKey>>();
-function verifyKey(secret: string): Promise<CryptoKey> {
-  let key = verifyKeys.get(secret);
+function verifyKey(project: ProjectItem): Promise<CryptoKey> {
+  const stored = storedSigningSecret(project);
+  let key = verifyKeys.get(stored);
   if (!key) {
     if (verifyKeys.size >= 1000) verifyKeys.clear();
-    key = crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-    verifyKeys.set(secret, key);
+    key = signingSecretOf(project).then((secret) =>
+      crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']),
+    );
+    key.catch(() => verifyKeys.delete(stored));
+    verifyKeys.set(stored, key);
   }
   return key;
 }
@@ -119,7 +138,7 @@ export interface TokenClaims {
 
 /** Signs a user JWT the way a customer's backend may too: HS256 with the project's signing secret. */
 export async function signUserToken(
-  signingSecret: string,
+  project: ProjectItem,
   claims: TokenClaims,
   expiresInSeconds: number,
 ): Promise<{ token: string; expiresAt: string }> {
@@ -129,7 +148,7 @@ export async function signUserToken(
     .setSubject(claims.userId)
     .setIssuedAt()
     .setExpirationTime(expiresAtSeconds)
-    .sign(secretBytes(signingSecret));
+    .sign(secretBytes(await signingSecretOf(project)));
   return { token, expiresAt: new Date(expiresAtSeconds * 1000).toISOString() };
 }
 
@@ -149,8 +168,17 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
   }
   const project = typeof projectId === 'string' ? await loadProject(projectId) : undefined;
   if (!project) throw new UnauthorizedError('invalid_token', 'The token does not name a known project');
+  let key: CryptoKey;
   try {
-    const { payload } = await jwtVerify(token, await verifyKey(project.signingSecret), { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
+    key = await verifyKey(project);
+  } catch (error) {
+    // Moved from another item, tampered with, or under a key the ring no longer holds: no token of
+    // this project verifies until an operator acts, which the log tells them.
+    logger.error('auth.signing_secret_unopenable', { projectId: project.projectId, error: error as Error });
+    throw new UnauthorizedError('invalid_token', 'The token is not valid');
+  }
+  try {
+    const { payload } = await jwtVerify(token, key, { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
     const userId = idSchema.safeParse(typeof payload.userId === 'string' ? payload.userId : payload.sub);
     if (!userId.success) throw new UnauthorizedError('invalid_token', 'The token names no valid user id');
     const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);

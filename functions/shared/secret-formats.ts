@@ -1,5 +1,17 @@
 import type { SecretId } from '#lib/bindings';
 import * as z from '#shared/schema';
+import { parseKeyRing } from '#shared/sealing';
+
+/** A data key secret: one key, or a key ring during a rotation (`functions/shared/sealing.ts`). */
+const dataKeyRing = z.string().check(
+  z.superRefine((value, context) => {
+    try {
+      parseKeyRing(value);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message, input: value });
+    }
+  }),
+);
 
 /**
  * What each secret must look like; a value that does not is refused where it is read (and by the
@@ -7,14 +19,8 @@ import * as z from '#shared/schema';
  */
 export const secretFormats = {
   'operator-key': z.string().check(z.minLength(16, 'must be at least 16 characters')),
-  'webhook-key': z
-    .string()
-    .check(
-      z.refine(
-        (value) => /^[0-9a-fA-F]{64}$/.test(value) || (/^[A-Za-z0-9+/_-]{43}=?$/.test(value) && Buffer.from(value, 'base64').length === 32),
-        'must be 32 bytes given as 64 hex characters or 43 base64 characters',
-      ),
-    ),
+  'webhook-key': dataKeyRing,
+  'signing-key': dataKeyRing,
   'fcm-legacy-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
   'ai-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
 } as const satisfies Record<SecretId, z.ZodMiniType<string>>;

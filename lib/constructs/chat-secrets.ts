@@ -20,8 +20,8 @@ const nonHexLowercase = 'ghijklmnopqrstuvwxyz';
  * secret get its ARN and read the value at run time (`functions/shared/secrets.ts`), so the value
  * never becomes function configuration either.
  *
- * The webhook encryption key is retained whatever the stage, like the table whose items it
- * encrypts: without it those items cannot be read.
+ * The data keys (`webhook-key`, `signing-key`) are retained whatever the stage, like the table
+ * whose items they encrypt: without them those items cannot be read.
  */
 export class ChatSecrets extends Construct {
   /** Every secret, by its id in `secretDefinitions`. */
@@ -55,9 +55,9 @@ export class ChatSecrets extends Construct {
         reason:
           secretId === 'fcm-legacy-key' || secretId === 'ai-key'
             ? "A provider's key: it is rotated in the provider's console, then put here by hand."
-            : secretId === 'webhook-key'
-              ? 'A data-encryption key for webhook signing secrets stored in the table: rotating it would make every stored ' +
-                'secret undecryptable, as the handlers keep no key history. Replacing it is a planned re-encryption.'
+            : secretId === 'webhook-key' || secretId === 'signing-key'
+              ? 'A data-encryption key for secrets stored in the table: a new key is added by hand as a key ring whose ' +
+                'previous keys still open older values (docs/operations.md), which a rotation Lambda could not do safely.'
               : 'The operator key is shared with people, not services: it is replaced by hand (put-secret-value), and ' +
                 'functions pick the new value up within their secret cache time (SECRETS_CACHE_TTL_MS).',
       });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
@@ -135,6 +136,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     if (value) secretValues[secretId] = value;
     delete given[setting];
   }
+  // The keys the service generates are never stored in plain, so this secret always exists: made
+  // here when not given, as Secrets Manager makes it on AWS, and kept beside the data it opens.
+  secretValues['signing-key'] ??= localSigningKey(options.dataDir);
   // Refused now, naming the setting, rather than at the first request that reads the secret.
   const { checkSecretFormat } = await import('../../functions/shared/secret-formats');
   for (const [secretId, value] of Object.entries(secretValues) as [SecretId, string][]) {
@@ -298,6 +302,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     await stopAll();
     throw error;
   }
+}
+
+/** A data folder's own signing key (created on its first run), or a throwaway one for a run in memory. */
+function localSigningKey(dataDir: string | undefined): string {
+  if (!dataDir) return randomBytes(32).toString('hex');
+  const file = join(dataDir, 'signing-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32).toString('hex');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
 }
 
 /** The variable of every binding in the wiring table, with its stand-in's value. */

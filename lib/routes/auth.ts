@@ -11,7 +11,7 @@ export const auth: Area = {
       path: '/platform/projects',
       handler: 'http/platform/create-project.ts',
       auth: 'operator',
-      bindings: ['table:read', 'table:write', 'secret:operator-key'],
+      bindings: ['table:read', 'table:write', 'secret:operator-key', 'secret:signing-key'],
       summary: 'Create a project (tenant); returns its API key and signing secret once',
     },
     {
@@ -20,7 +20,7 @@ export const auth: Area = {
       path: '/platform/projects/{projectId}/rotate-keys',
       handler: 'http/platform/rotate-project-keys.ts',
       auth: 'operator',
-      bindings: ['table:read', 'table:write', 'secret:operator-key'],
+      bindings: ['table:read', 'table:write', 'secret:operator-key', 'secret:signing-key'],
       summary: 'Replace a project API key and/or JWT signing secret',
     },
     {
@@ -29,7 +29,7 @@ export const auth: Area = {
       path: '/auth/token',
       handler: 'http/auth/create-token.ts',
       auth: 'apiKey',
-      bindings: ['table:read'],
+      bindings: ['table:read', 'secret:signing-key'],
       summary: 'Mint a user JWT for the API key project',
     },
     {
@@ -39,7 +39,7 @@ export const auth: Area = {
       handler: 'http/auth/sign-in.ts',
       auth: 'none',
       rateLimit: { bucket: 'signin', per: 'ip', setting: 'RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE' },
-      bindings: ['table:read', 'table:write'],
+      bindings: ['table:read', 'table:write', 'secret:signing-key'],
       summary: 'Exchange user credentials for a session JWT (rate limited per IP, locked per user after repeated failures)',
     },
     {

@@ -7,6 +7,7 @@
  *
  * Plain data only: this module is bundled into every function, so it must not import CDK or domain code.
  */
+import type { Binding } from '../bindings.ts';
 import { ai } from './ai.ts';
 import { auth } from './auth.ts';
 import { events } from './events.ts';
@@ -43,6 +44,16 @@ export const eventSubscribers: readonly EventSubscriber[] = areas.flatMap((area)
 export const streamConsumers: readonly StreamConsumer[] = areas.flatMap((area) => area.streamConsumers ?? []);
 export const stateMachines: readonly StateMachineDefinition[] = areas.flatMap((area) => area.stateMachines ?? []);
 
+/**
+ * A route's bindings with those its auth implies: verifying a user JWT opens the project's signing
+ * secret, sealed under the `signing-key` secret. Functions that open it otherwise (sign tokens, an
+ * optional token, the WebSocket handshake) list the binding themselves.
+ */
+export function withAuthBindings(route: Pick<HttpRoute, 'auth' | 'bindings'>): readonly Binding[] {
+  const implied: Binding[] = route.auth === 'user' || route.auth === 'userOrService' ? ['secret:signing-key'] : [];
+  return [...new Set([...route.bindings, ...implied])];
+}
+
 /** Every function of an area, whatever invokes it. */
 export function functionsOf(area: Area): FunctionEntry[] {
   const entry = (kind: FunctionEntry['kind'], fn: Omit<FunctionEntry, 'kind' | 'area'>): FunctionEntry => ({
@@ -55,7 +66,7 @@ export function functionsOf(area: Area): FunctionEntry[] {
     summary: fn.summary,
   });
   return [
-    ...(area.httpRoutes ?? []).map((route) => entry('http', route)),
+    ...(area.httpRoutes ?? []).map((route) => entry('http', { ...route, bindings: withAuthBindings(route) })),
     ...(area.webSocketRoutes ?? []).map((route) => entry('webSocket', route)),
     ...(area.queueConsumers ?? []).map((consumer) => entry('queueConsumer', consumer)),
     ...(area.eventSubscribers ?? []).map((subscriber) => entry('eventSubscriber', subscriber)),

@@ -21,7 +21,8 @@ export const ops: Area = {
       path: '/client/feature-flags',
       handler: 'http/flags/get-feature-flags.ts',
       auth: 'none',
-      bindings: ['table:read'],
+      // The token is optional, but verified when given.
+      bindings: ['table:read', 'secret:signing-key'],
       summary: "Client feature flags; a bearer token targets its project's overrides",
     },
     {

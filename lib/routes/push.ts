@@ -1,11 +1,15 @@
 import type { Binding } from '../bindings.ts';
 import type { Area, QueueDefinition, RateLimit } from './types.ts';
 
-/** Every provider a sender may call, and the keys it opens (project keys are sealed under `webhook-key`). */
+/**
+ * Every provider a sender may call, and the keys it opens (project provider keys are sealed under
+ * `webhook-key`, the VAPID private key under `signing-key`).
+ */
 const sender: readonly Binding[] = [
   'table:read',
   'table:write',
   'secret:webhook-key',
+  'secret:signing-key',
   'secret:fcm-legacy-key',
   'outbound:fcm',
   'outbound:google-oauth',
@@ -83,7 +87,8 @@ export const push: Area = {
       path: '/push/web/vapid-public-key',
       handler: 'http/push/get-vapid-public-key.ts',
       auth: 'none',
-      bindings: ['table:read', 'table:write', 'secret:webhook-key'],
+      // Opening the pair (on first use: making it) needs both keys: older pairs were sealed under `webhook-key`.
+      bindings: ['table:read', 'table:write', 'secret:webhook-key', 'secret:signing-key'],
       summary: "The project's VAPID public key (generated on first use), for PushManager.subscribe",
     },
     {

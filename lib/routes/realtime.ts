@@ -19,7 +19,7 @@ export const realtime: Area = {
       routeKey: '$connect',
       id: 'WsConnect',
       handler: 'ws/connect.ts',
-      bindings: ['table:read', 'table:write', 'queue:Realtime'],
+      bindings: ['table:read', 'table:write', 'queue:Realtime', 'secret:signing-key'],
       summary: 'Authenticate the token, check room membership (or user channel ownership), store the connection, queue the welcome frames',
     },
     {

@@ -1,6 +1,7 @@
-import { decodeJwt } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { api, createTestProject, runtime, uniqueId } from '../support/api';
+import { get, put } from '../support/raw-table';
 
 const operator = () => ({ 'x-service-operator-key': runtime().operatorKey });
 const newProjectId = () => uniqueId('prj').toLowerCase();
@@ -163,6 +164,70 @@ describe('POST /platform/projects/{projectId}/rotate-keys', () => {
     // Assess
     expect(rotated).toMatchObject({ status: 401, body: { error: { code: 'missing_credentials' } } });
     expect((await api('/auth/token', { apiKey: project.apiKey, body: { userId: 'u' } })).status).toBe(201);
+  });
+});
+
+describe('the signing secret at rest', () => {
+  const signedBy = (secret: string, projectId: string) =>
+    new SignJWT({ projectId, userId: 'mallory', roles: ['owner'] })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(secret));
+
+  it('is stored sealed, with the id of its key, and nowhere in plain', async () => {
+    // Prepare
+    const project = await createTestProject('sealed');
+
+    // Act
+    const item = await get(`P#${project.projectId}`, 'PROJECT');
+
+    // Assess
+    expect(item).not.toHaveProperty('signingSecret');
+    expect(item?.signingSecretSealed).toEqual({
+      secretCiphertext: expect.stringMatching(/^[A-Za-z0-9+/]+=*$/),
+      secretIv: expect.stringMatching(/^[A-Za-z0-9+/]{16}$/),
+      secretKeyId: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    expect(JSON.stringify(item)).not.toContain(project.signingSecret);
+    expect(JSON.stringify(item)).not.toContain(Buffer.from(project.signingSecret).toString('base64'));
+  });
+
+  it("does not open on another project's item: a stored secret copied there verifies no token, not even one signed with it", async () => {
+    // Prepare: B has not been used yet, so no instance holds its project; A's stored secret is copied onto B's item.
+    const [a, b] = await Promise.all([createTestProject('owner-of-secret'), createTestProject('target')]);
+    const fromA = (await get(`P#${a.projectId}`, 'PROJECT')) as Record<string, unknown>;
+    const itemB = (await get(`P#${b.projectId}`, 'PROJECT')) as Record<string, unknown>;
+    const moved = Object.fromEntries(Object.entries(fromA).filter(([field]) => field.startsWith('signingSecret')));
+    await put({ ...itemB, ...moved });
+
+    // Act
+    const forged = await api('/rooms', { token: await signedBy(a.signingSecret, b.projectId) });
+    const ownA = await api('/rooms', { token: await signedBy(a.signingSecret, a.projectId) });
+
+    // Assess
+    expect(Object.keys(moved).length).toBeGreaterThan(0);
+    expect(forged).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } });
+    expect(ownA.status).toBe(200);
+  });
+
+  it('keeps a project created before sealing (its secret in plain) working, and seals it on the next rotate-keys', async () => {
+    // Prepare: the item as the service wrote it before sealing existed.
+    const project = await createTestProject('legacy');
+    const { signingSecretSealed: _, ...item } = (await get(`P#${project.projectId}`, 'PROJECT')) as Record<string, unknown>;
+    await put({ ...item, signingSecret: project.signingSecret });
+
+    // Act
+    const before = await api('/rooms', { token: await signedBy(project.signingSecret, project.projectId) });
+    const rotated = await api(`/platform/projects/${project.projectId}/rotate-keys`, { headers: operator(), body: { apiKey: false } });
+    const after = await api('/rooms', { token: await signedBy(project.signingSecret, project.projectId) });
+    const stored = await get(`P#${project.projectId}`, 'PROJECT');
+
+    // Assess
+    expect(before.status).toBe(200);
+    expect(rotated.status).toBe(200);
+    expect(after.status).toBe(200);
+    expect(stored).not.toHaveProperty('signingSecret');
+    expect(stored?.signingSecretSealed).toMatchObject({ secretKeyId: expect.stringMatching(/^[0-9a-f]{16}$/) });
   });
 });
 

@@ -7,6 +7,7 @@ import {
   eventually,
   hmacSha256Hex,
   type ReceivedRequest,
+  receiverAcceptsTimestampedSignature,
   startWebhookReceiver,
   unreachableUrl,
   type WebhookReceiver,
@@ -187,6 +188,21 @@ describe.each([{ okStatus: 200 }, { okStatus: 202 }, { okStatus: 204 }])('a mess
     expect(arrived.headers['x-service-signature']).toBe(hmacSha256Hex(hook.secret, arrived.rawBody));
     expect(arrived.signatureValid).toBe(true);
     expect(hmacSha256Hex(`${hook.secret}x`, arrived.rawBody)).not.toBe(arrived.headers['x-service-signature']);
+  });
+
+  it('carries the time of the attempt and a signature over it, the delivery id and the body, which the receiver checks with its own HMAC', () => {
+    // Prepare
+    const timestamp = arrived.headers['x-service-timestamp'] as string;
+
+    // Assess
+    expect(timestamp).toMatch(/^\d{10}$/);
+    expect(Math.abs(arrived.receivedAt / 1000 - Number(timestamp))).toBeLessThan(5);
+    expect(arrived.headers['x-service-signature-v2']).toBe(hmacSha256Hex(hook.secret, `${timestamp}.${delivered.id}.${arrived.rawBody}`));
+    expect(arrived.timestampedSignatureValid).toBe(true);
+    // The same request replayed after the window, or its body under another delivery id, is refused.
+    expect(receiverAcceptsTimestampedSignature(hook.secret, arrived.rawBody, arrived.headers, Number(timestamp) + 301)).toBe(false);
+    const otherId = { ...arrived.headers, 'x-service-delivery-id': `${delivered.id}x` };
+    expect(receiverAcceptsTimestampedSignature(hook.secret, arrived.rawBody, otherId)).toBe(false);
   });
 
   it('is listed as delivered after one attempt, with the receiver status', () => {
@@ -404,6 +420,7 @@ describe('a receiver that never succeeds', () => {
       expect(new Set(attempts.map((request) => request.rawBody)).size).toBe(1);
       expect(new Set(attempts.map((request) => request.headers['x-service-signature'])).size).toBe(1);
       expect(attempts.every((request) => request.signatureValid)).toBe(true);
+      expect(attempts.every((request) => request.timestampedSignatureValid)).toBe(true);
     });
 
     it('receives them spaced in the proportions of the schedule', () => {

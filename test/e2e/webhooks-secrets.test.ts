@@ -30,10 +30,14 @@ interface StoredWebhook {
   [field: string]: unknown;
 }
 
-/** AES-256-GCM with a 12-byte IV; the last 16 bytes of the base64 ciphertext are the tag. */
-function decrypt(key: Buffer, stored: StoredWebhook): string {
+/**
+ * AES-256-GCM with a 12-byte IV; the last 16 bytes of the base64 ciphertext are the tag; the
+ * associated data names what the value belongs to (`<purpose>|<projectId>|<recordId>`).
+ */
+function decrypt(key: Buffer, stored: StoredWebhook, aad: string): string {
   const sealed = Buffer.from(stored.secretCiphertext ?? '', 'base64');
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(stored.secretIv ?? '', 'base64'));
+  decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(sealed.subarray(sealed.length - 16));
   return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString('utf8');
 }
@@ -41,6 +45,7 @@ function decrypt(key: Buffer, stored: StoredWebhook): string {
 // The 43-character base64 form of the key is covered by the unit tests (test/unit/webhooks.test.ts).
 describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
   const key = randomBytes(32);
+  const signingKey = randomBytes(32);
   const givenSecret = `given-secret-${uniqueId('s')}`;
   let dataDir: string;
   let local: LocalProcess | undefined;
@@ -70,6 +75,7 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
       env: {
         CHAT_DATA_DIR: dataDir,
         WEBHOOK_SECRET_ENCRYPTION_KEY: key.toString('hex'),
+        SIGNING_SECRET_ENCRYPTION_KEY: signingKey.toString('hex'),
         WEBHOOK_RETRY_TIME_SCALE: '0.0005',
         WEBHOOK_TIMEOUT_MS: '300',
       },
@@ -95,7 +101,7 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     await call('/rooms', { token, body: { id: 'secrets-room', type: 'group' } });
     await call('/messages', { token, body: { roomId: 'secrets-room', content: 'signed with a sealed secret' } });
     [delivered] = (await receiver.waitForRequests(1)) as [ReceivedRequest];
-    // Push keys are sealed under the same key.
+    // Push provider keys are sealed under the same key, the VAPID private key under the signing key.
     await call('/push/config', {
       method: 'PUT',
       apiKey: local.apiKey,
@@ -179,11 +185,11 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     const item = stored.find((candidate) => candidate.webhookId === ids[which])!;
 
     // Act
-    const opened = decrypt(key, item);
+    const opened = decrypt(key, item, `webhook-secret|demo|${item.webhookId}`);
 
     // Assess
     expect(opened).toBe(which === 'given' ? givenSecret : generatedSecret);
-    expect(() => decrypt(randomBytes(32), item)).toThrow();
+    expect(() => decrypt(randomBytes(32), item, `webhook-secret|demo|${item.webhookId}`)).toThrow();
   });
 
   it('uses a fresh IV for each registration', () => {
@@ -198,20 +204,22 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     expect(delivered.signatureValid).toBe(true);
   });
 
-  it('seals the push configuration keys and the VAPID private key the same way, and stores none of them in plain', () => {
+  it('seals the push configuration keys (each bound to its field) and the VAPID private key (under the signing key), and stores none of them in plain', () => {
     // Prepare
     const config = storedPush.find((item) => item.sk === 'ENV#production');
     const vapid = storedPush.find((item) => item.sk === 'VAPID');
-    const open = (sealed: { secretCiphertext?: string; secretIv?: string }) => decrypt(key, sealed as StoredWebhook);
+    const open = (sealed: StoredWebhook, field: string) => decrypt(key, sealed, `push-key|demo|production#${field}`);
+    const vapidPrivateKey = decrypt(signingKey, vapid?.privateKey, 'vapid-private-key|demo|VAPID');
 
     // Assess
-    expect(open(config?.fcmServerKey)).toBe(pushKeys.fcmServerKey);
-    expect(open(config?.fcmServiceAccount)).toBe(pushKeys.serviceAccount);
-    expect(open(config?.apnsPrivateKey)).toBe(pushKeys.apnsPrivateKey);
+    expect(open(config?.fcmServerKey, 'fcmServerKey')).toBe(pushKeys.fcmServerKey);
+    expect(open(config?.fcmServiceAccount, 'fcmServiceAccount')).toBe(pushKeys.serviceAccount);
+    expect(open(config?.apnsPrivateKey, 'apnsPrivateKey')).toBe(pushKeys.apnsPrivateKey);
+    expect(() => open(config?.apnsPrivateKey, 'fcmServerKey')).toThrow();
     expect(vapid?.publicKey).toBe(vapidPublicKey);
-    expect(Buffer.from(open(vapid?.privateKey), 'base64url')).toHaveLength(32);
+    expect(Buffer.from(vapidPrivateKey, 'base64url')).toHaveLength(32);
     const text = JSON.stringify(storedPush);
-    for (const plain of [pushKeys.fcmServerKey, 'PRIVATE KEY', 'client_email', open(vapid?.privateKey)]) expect(text).not.toContain(plain);
+    for (const plain of [pushKeys.fcmServerKey, 'PRIVATE KEY', 'client_email', vapidPrivateKey]) expect(text).not.toContain(plain);
   });
 });
 

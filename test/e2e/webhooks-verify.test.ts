@@ -228,6 +228,94 @@ describe.each(placements)('POST /webhooks/verify-batch with the signature in $wh
   });
 });
 
+describe.each([
+  { route: '/webhooks/verify', target: () => ({ webhookId }) },
+  { route: '/webhooks/verify-batch', target: () => ({ secret: SECRET }) },
+])('$route with a timestamp and a delivery id (X-Service-Signature-V2)', ({ route, target }) => {
+  const DELIVERY_ID = 'whd_0123456789abcdef';
+  const secondsAgo = (seconds: number) => String(Math.floor(Date.now() / 1000) - seconds);
+  /** The receiver's own HMAC over `<timestamp>.<deliveryId>.<body>`. */
+  const timestamped = (timestamp: string, deliveryId = DELIVERY_ID, secret = SECRET) =>
+    hmacSha256Hex(secret, `${timestamp}.${deliveryId}.${BODY}`);
+
+  it.each([
+    {
+      case: 'the right signature in the body field',
+      age: 0,
+      sign: timestamped,
+      inHeader: false,
+      expected: { valid: true, withinReplayWindow: true },
+    },
+    {
+      case: 'the right signature in X-Service-Signature-V2',
+      age: 0,
+      sign: timestamped,
+      inHeader: true,
+      expected: { valid: true, withinReplayWindow: true },
+    },
+    {
+      case: 'a signature made 299 s ago',
+      age: 299,
+      sign: timestamped,
+      inHeader: false,
+      expected: { valid: true, withinReplayWindow: true },
+    },
+    {
+      case: 'a right signature made 301 s ago (a replay)',
+      age: 301,
+      sign: timestamped,
+      inHeader: false,
+      expected: { valid: false, withinReplayWindow: false },
+    },
+    {
+      case: 'a signature over another delivery id',
+      age: 0,
+      sign: (timestamp: string) => timestamped(timestamp, 'whd_another'),
+      inHeader: false,
+      expected: { valid: false, withinReplayWindow: true },
+    },
+    {
+      case: 'the body-only signature',
+      age: 0,
+      sign: () => hmacSha256Hex(SECRET, BODY),
+      inHeader: false,
+      expected: { valid: false, withinReplayWindow: true },
+    },
+  ])('answers 200 $expected for $case', async ({ age, sign, inHeader, expected }) => {
+    // Prepare
+    const timestamp = secondsAgo(age);
+    const signature = sign(timestamp);
+
+    // Act
+    const checked = await call(route, {
+      body: { ...target(), body: BODY, timestamp, deliveryId: DELIVERY_ID, ...(inHeader ? {} : { signature }) },
+      headers: inHeader ? { 'x-service-signature-v2': signature } : {},
+    });
+
+    // Assess
+    expect(checked.status).toBe(200);
+    expect(checked.body).toEqual(expected);
+  });
+
+  it.each([
+    { case: 'a timestamp without a delivery id', fields: () => ({ timestamp: secondsAgo(0) }), field: 'body.deliveryId' },
+    { case: 'a delivery id without a timestamp', fields: () => ({ deliveryId: DELIVERY_ID }), field: 'body.timestamp' },
+    {
+      case: 'a timestamp that is not Unix seconds',
+      fields: () => ({ timestamp: '2024-01-01T00:00:00Z', deliveryId: DELIVERY_ID }),
+      field: 'body.timestamp',
+    },
+  ])('answers 400 validation_failed naming $field for $case', async ({ fields, field }) => {
+    // Act
+    const checked = await call(route, { body: { ...target(), body: BODY, signature: timestamped(secondsAgo(0)), ...fields() } });
+
+    // Assess
+    expect(checked.status).toBe(400);
+    expect(checked.body.error.code).toBe('validation_failed');
+    expect(JSON.stringify(checked.body.error.details)).toContain(field);
+  });
+});
+
 describe('malformed verification requests', () => {
   it.each([
     { route: '/webhooks/verify', case: 'no signature anywhere', body: () => ({ webhookId, body: BODY }) },

@@ -202,6 +202,7 @@ describe('deploy-time stand-ins', () => {
         'WEBHOOK_RETRY_STATE_MACHINE_ARN',
         'OPERATOR_KEY_SECRET_ARN',
         'WEBHOOK_KEY_SECRET_ARN',
+        'SIGNING_KEY_SECRET_ARN',
         'CONNECTIONS_ENDPOINT',
         ...Object.values(outboundHosts).map((host) => host.setting),
       ]),

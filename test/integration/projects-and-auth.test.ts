@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { verifyPassword } from '#domain/auth/passwords';
 import { issueToken, setUserCredentials, signIn } from '#domain/auth/sessions';
 import { createProject, rotateProjectKeys } from '#domain/projects/projects';
-import { authenticateApiKey, authenticateToken } from '#shared/auth';
+import { authenticateApiKey, authenticateToken, signingSecretOf } from '#shared/auth';
+import { projectItem } from '#shared/db/project';
 import { uniqueId } from '../support/api';
 import { get } from '../support/raw-table';
 
@@ -13,7 +14,7 @@ import { get } from '../support/raw-table';
 const newProjectId = () => uniqueId('int').toLowerCase();
 
 describe('createProject', () => {
-  it('stores the hash of the API key, never the key itself, and the signing secret', async () => {
+  it('stores the hash of the API key, never the key itself, and the signing secret sealed', async () => {
     // Prepare
     const projectId = newProjectId();
 
@@ -26,9 +27,11 @@ describe('createProject', () => {
       projectId,
       name: 'stored',
       apiKeyHash: createHash('sha256').update(created.apiKey).digest('hex'),
-      signingSecret: created.signingSecret,
     });
+    expect(item).not.toHaveProperty('signingSecret');
+    expect(await signingSecretOf(projectItem.parse(item))).toBe(created.signingSecret);
     expect(JSON.stringify(item)).not.toContain(created.apiKey);
+    expect(JSON.stringify(item)).not.toContain(created.signingSecret);
     expect(await authenticateApiKey(created.apiKey)).toEqual({ kind: 'service', projectId });
   });
 
@@ -42,7 +45,9 @@ describe('createProject', () => {
 
     // Assess
     await expect(second).rejects.toMatchObject({ statusCode: 409, code: 'project_exists' });
-    expect(await get(`P#${projectId}`, 'PROJECT')).toMatchObject({ name: 'first', signingSecret: first.signingSecret });
+    const kept = await get(`P#${projectId}`, 'PROJECT');
+    expect(kept).toMatchObject({ name: 'first' });
+    expect(await signingSecretOf(projectItem.parse(kept))).toBe(first.signingSecret);
   });
 });
 
@@ -58,7 +63,7 @@ describe('rotateProjectKeys', () => {
     // Assess
     const item = await get(`P#${created.projectId}`, 'PROJECT');
     expect(item?.apiKeyHash).toBe(createHash('sha256').update(String(rotated.apiKey)).digest('hex'));
-    expect(item?.signingSecret).toBe(rotated.signingSecret);
+    expect(await signingSecretOf(projectItem.parse(item))).toBe(rotated.signingSecret);
     await expect(authenticateApiKey(created.apiKey)).rejects.toMatchObject({ statusCode: 401, code: 'invalid_api_key' });
     await expect(authenticateToken(oldToken.token)).rejects.toMatchObject({ statusCode: 401, code: 'invalid_token' });
   });

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll } from 'vitest';
 import { runtime } from './api';
 
@@ -39,3 +39,8 @@ export async function roomListEntry(projectId: string, roomId: string, connectio
   }
   return undefined;
 }
+
+/** Writes an item as it is, bypassing the service: for tests that tamper with what it stored. */
+export const put = async (item: Record<string, unknown>) => {
+  await raw.send(new PutCommand({ TableName: table(), Item: item }));
+};

@@ -21,6 +21,12 @@ export interface ReceivedRequest {
   readonly receivedAt: number;
   /** `X-Service-Signature` checked against the secret known at arrival; `undefined` without a secret. */
   readonly signatureValid: boolean | undefined;
+  /**
+   * `X-Service-Signature-V2` checked the way docs/api.md tells receivers to: HMAC over
+   * `<X-Service-Timestamp>.<X-Service-Delivery-Id>.<raw body>`, and the timestamp within 300 s of
+   * arrival; `undefined` without a secret.
+   */
+  readonly timestampedSignatureValid: boolean | undefined;
 }
 
 export interface WebhookReceiver {
@@ -47,6 +53,20 @@ export function receiverAcceptsSignature(secret: string, rawBody: string, signat
   return timingSafeEqual(Buffer.from(hmacSha256Hex(secret, rawBody), 'hex'), Buffer.from(signature, 'hex'));
 }
 
+/** The receiver's own check of the timestamped signature, replay window included. */
+export function receiverAcceptsTimestampedSignature(
+  secret: string,
+  rawBody: string,
+  headers: IncomingHttpHeaders,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
+  const timestamp = headers['x-service-timestamp'];
+  const deliveryId = headers['x-service-delivery-id'];
+  if (typeof timestamp !== 'string' || !/^\d+$/.test(timestamp) || typeof deliveryId !== 'string') return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > 300) return false;
+  return receiverAcceptsSignature(secret, `${timestamp}.${deliveryId}.${rawBody}`, headers['x-service-signature-v2']);
+}
+
 export async function startWebhookReceiver(options: { behaviour?: ReceiverBehaviour; secret?: string } = {}): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const waiters = new Set<() => void>();
@@ -67,6 +87,8 @@ export async function startWebhookReceiver(options: { behaviour?: ReceiverBehavi
           receiver.secret === undefined
             ? undefined
             : receiverAcceptsSignature(receiver.secret, rawBody, request.headers['x-service-signature']),
+        timestampedSignatureValid:
+          receiver.secret === undefined ? undefined : receiverAcceptsTimestampedSignature(receiver.secret, rawBody, request.headers),
       });
       for (const wake of waiters) wake();
       if (receiver.behaviour === 'hang') {

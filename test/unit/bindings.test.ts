@@ -8,7 +8,7 @@ import {
   parseBinding,
   secretDefinitions,
 } from '../../lib/bindings';
-import { functionEntries, queues, stateMachines } from '../../lib/routes/index';
+import { functionEntries, httpRoutes, queues, stateMachines } from '../../lib/routes/index';
 
 /**
  * The registry of binding kinds (`lib/bindings.ts`) against the wiring table: every binding an
@@ -73,6 +73,33 @@ describe('parseBinding', () => {
   );
 });
 
+describe('secret:signing-key', () => {
+  /** Functions that open signing secrets or VAPID private keys without a user-token auth kind. */
+  const openersBesideTokenRoutes = [
+    'CreateProject',
+    'CreateToken',
+    'GetFeatureFlags',
+    'GetVapidPublicKey',
+    'PushDispatcher',
+    'PushSender',
+    'RotateProjectKeys',
+    'SignIn',
+    'WsConnect',
+  ];
+
+  it('binds exactly the routes that verify user tokens (by their auth kind) and the functions that sign tokens or open VAPID keys', () => {
+    // Prepare
+    const tokenRoutes = httpRoutes.filter((route) => route.auth === 'user' || route.auth === 'userOrService').map((route) => route.id);
+
+    // Act
+    const bound = functionEntries.filter((entry) => entry.bindings.includes('secret:signing-key')).map((entry) => entry.id);
+
+    // Assess
+    expect(tokenRoutes.length).toBeGreaterThan(0);
+    expect(bound.sort()).toEqual([...tokenRoutes, ...openersBesideTokenRoutes].sort());
+  });
+});
+
 describe('bindingVariable', () => {
   it.each([
     ['table:read', 'TABLE_NAME'],
@@ -82,6 +109,7 @@ describe('bindingVariable', () => {
     ['stateMachine:WebhookRetry', 'WEBHOOK_RETRY_STATE_MACHINE_ARN'],
     ['secret:operator-key', 'OPERATOR_KEY_SECRET_ARN'],
     ['secret:webhook-key', 'WEBHOOK_KEY_SECRET_ARN'],
+    ['secret:signing-key', 'SIGNING_KEY_SECRET_ARN'],
     ['connections:manage', 'CONNECTIONS_ENDPOINT'],
     ['outbound:fcm', 'FCM_BASE_URL'],
   ] as const)('names %s %s', (binding, variable) => {

@@ -31,7 +31,7 @@ export async function issueToken(
   const expiresIn = tokenLifetime(input.expiresIn);
   const project = await loadProject(projectId);
   if (!project) throw new UnauthorizedError('invalid_api_key', 'The project no longer exists');
-  return signUserToken(project.signingSecret, { projectId, userId: input.userId, roles: input.roles ?? ['member'] }, expiresIn);
+  return signUserToken(project, { projectId, userId: input.userId, roles: input.roles ?? ['member'] }, expiresIn);
 }
 
 /** Sets (or replaces) the password a user signs in with, and the roles their sessions carry. */
@@ -77,5 +77,5 @@ export async function signIn(input: { projectId: string; userId: string; passwor
   if (needsRehash(credentials.passwordHash)) {
     await replacePasswordHash(projectId, userId, credentials.passwordHash, await hashPassword(password));
   }
-  return signUserToken(project.signingSecret, { projectId, userId, roles: credentials.roles as Role[] }, expiresIn);
+  return signUserToken(project, { projectId, userId, roles: credentials.roles as Role[] }, expiresIn);
 }

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { forgetProject, hashApiKey } from '#shared/auth';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
-import { type ProjectItem, projectKey } from '#shared/db/project';
+import { type ProjectItem, projectItem, projectKey, signingSecretBinding } from '#shared/db/project';
 import { ConflictError, NotFoundError } from '#shared/errors';
+import { generatedKeyIsStale, openGeneratedKey, sealGeneratedKey } from '#shared/generated-keys';
 
 const newApiKey = (projectId: string) => `ck_${projectId}_${randomBytes(24).toString('base64url')}`;
 const newSigningSecret = () => randomBytes(32).toString('base64url');
@@ -31,7 +32,7 @@ export async function createProject(input: { name: string; projectId?: string; a
     projectId,
     name: input.name,
     apiKeyHash: hashApiKey(apiKey),
-    signingSecret,
+    signingSecretSealed: await sealGeneratedKey(signingSecret, signingSecretBinding(projectId)),
     createdAt: now,
     updatedAt: now,
   };
@@ -51,7 +52,9 @@ export async function projectExists(projectId: string): Promise<boolean> {
 
 /**
  * Replaces the API key and/or the signing secret. The old ones stop working at once in this
- * instance and within the cache lifetime (`CACHE_TTL_MS` × 12) everywhere else.
+ * instance and within the cache lifetime (`CACHE_TTL_MS` × 12) everywhere else. A signing secret
+ * that is kept is sealed again if it is in plain or under a key no longer current, so a call that
+ * replaces nothing (`apiKey: false`) moves a project onto the current `signing-key` key.
  */
 export async function rotateProjectKeys(
   projectId: string,
@@ -60,21 +63,21 @@ export async function rotateProjectKeys(
   const apiKey = what.apiKey ? (what.newApiKey ?? newApiKey(projectId)) : undefined;
   const signingSecret = what.signingSecret ? newSigningSecret() : undefined;
   const sets = ['updatedAt = :now'];
-  const values: Record<string, string> = { ':now': new Date().toISOString() };
+  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
   if (apiKey) {
     sets.push('apiKeyHash = :hash');
     values[':hash'] = hashApiKey(apiKey);
   }
   if (signingSecret) {
-    sets.push('signingSecret = :secret');
-    values[':secret'] = signingSecret;
+    sets.push('signingSecretSealed = :sealed');
+    values[':sealed'] = await sealGeneratedKey(signingSecret, signingSecretBinding(projectId));
   }
   try {
     await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: projectKey(projectId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${sets.join(', ')}${signingSecret ? ' REMOVE signingSecret' : ''}`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: values,
       }),
@@ -83,6 +86,36 @@ export async function rotateProjectKeys(
     if (isConditionFailure(error)) throw new NotFoundError('project_not_found', 'Project not found');
     throw error;
   }
+  if (!signingSecret) await resealSigningSecret(projectId);
   forgetProject(projectId);
   return { projectId, ...(apiKey ? { apiKey } : {}), ...(signingSecret ? { signingSecret } : {}) };
+}
+
+/**
+ * Seals a project's signing secret again when it is stored in plain (written before sealing) or
+ * under a `signing-key` key that is no longer current. Conditional on the value it read, so a
+ * concurrent rotation is never undone.
+ */
+async function resealSigningSecret(projectId: string): Promise<void> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: projectKey(projectId), ConsistentRead: true }));
+  if (!Item) return;
+  const project = projectItem.parse(Item);
+  const sealed = project.signingSecretSealed;
+  if (sealed && !(await generatedKeyIsStale(sealed))) return;
+  const binding = signingSecretBinding(projectId);
+  const plaintext = sealed ? await openGeneratedKey(sealed, binding) : project.signingSecret;
+  if (plaintext === undefined) return;
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: projectKey(projectId),
+        UpdateExpression: 'SET signingSecretSealed = :sealed REMOVE signingSecret',
+        ConditionExpression: sealed ? 'signingSecretSealed.secretCiphertext = :was' : 'signingSecret = :was',
+        ExpressionAttributeValues: { ':sealed': await sealGeneratedKey(plaintext, binding), ':was': sealed?.secretCiphertext ?? plaintext },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }

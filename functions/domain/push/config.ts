@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { openSecret, sealSecret } from '#domain/webhooks/secrets';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { openSecret, resealed, sealSecret } from '#domain/webhooks/secrets';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { db, isConditionFailure, tableName } from '#shared/db/client';
@@ -9,19 +9,23 @@ import {
   pushConfigItem,
   pushConfigKey,
   pushConfigPk,
+  type VapidItem,
   vapidItem,
   vapidKey,
 } from '#shared/db/push';
 import { BadRequestError } from '#shared/errors';
+import { generatedKeyIsStale, openGeneratedKey, sealGeneratedKey } from '#shared/generated-keys';
 import { logger } from '#shared/logger';
 import { checkApnsKey } from '#shared/providers/apns';
 import { type FcmServiceAccount, parseServiceAccount } from '#shared/providers/fcm';
 import { generateVapidKeys } from '#shared/providers/web-push';
+import type { SealBinding } from '#shared/sealing';
 
 /**
  * Push configuration per environment (`PUT`/`GET /push/config`) and the project's VAPID key pair.
- * Key material is sealed like webhook secrets (AES-256-GCM under the `webhook-key` secret) and
- * never leaves the service again: reading gives `hasFcm` and `hasApns` only.
+ * Provider keys are sealed like webhook secrets (under the `webhook-key` secret, each bound to its
+ * project, environment and field); the VAPID private key, which the service generates, under the
+ * `signing-key` secret. Neither leaves the service again: reading gives `hasFcm` and `hasApns` only.
  */
 
 /** What `PUT /push/config` accepts: an omitted field keeps its stored value, `null` clears it. */
@@ -57,6 +61,15 @@ export function toPushConfig(item: PushConfigItem) {
 }
 
 const configCache = new TtlCache<PushConfigItem[]>(config.CACHE_TTL_MS);
+
+type SealedField = 'fcmServerKey' | 'fcmServiceAccount' | 'apnsPrivateKey';
+/** A provider key opens only as the field of the environment of the project it was put for. */
+const pushKeyBinding = (projectId: string, environment: string, field: SealedField): SealBinding => ({
+  purpose: 'push-key',
+  projectId,
+  recordId: `${environment}#${field}`,
+});
+const vapidBinding = (projectId: string): SealBinding => ({ purpose: 'vapid-private-key', projectId, recordId: 'VAPID' });
 
 async function configItems(projectId: string): Promise<PushConfigItem[]> {
   const cached = configCache.get(projectId);
@@ -101,18 +114,22 @@ export async function putPushConfig(projectId: string, input: PushConfigInput) {
   }
   const plain = async (given: string | null | undefined, stored: string | undefined) =>
     given === undefined ? stored : (given ?? undefined);
-  const sealed = async (given: string | null | undefined, stored: PushConfigItem['fcmServerKey']) =>
-    given === undefined ? stored : given === null ? undefined : await sealSecret(given);
+  // A kept key is sealed again when it is in an older format or under a key no longer current.
+  const sealed = async (field: SealedField, given: string | null | undefined, stored: PushConfigItem['fcmServerKey']) => {
+    const binding = pushKeyBinding(projectId, input.environment, field);
+    if (given === undefined) return stored && (await resealed(stored, binding));
+    return given === null ? undefined : await sealSecret(given, binding);
+  };
   const item: PushConfigItem = {
     environment: input.environment,
-    fcmServerKey: await sealed(input.fcmServerKey, current?.fcmServerKey),
+    fcmServerKey: await sealed('fcmServerKey', input.fcmServerKey, current?.fcmServerKey),
     fcmProjectId: await plain(input.fcmProjectId, current?.fcmProjectId),
-    fcmServiceAccount: await sealed(input.fcmServiceAccountJson, current?.fcmServiceAccount),
+    fcmServiceAccount: await sealed('fcmServiceAccount', input.fcmServiceAccountJson, current?.fcmServiceAccount),
     apnsBundleId: await plain(input.apnsBundleId, current?.apnsBundleId),
     apnsUseSandbox: input.apnsUseSandbox ?? current?.apnsUseSandbox ?? false,
     apnsKeyId: await plain(input.apnsKeyId, current?.apnsKeyId),
     apnsTeamId: await plain(input.apnsTeamId, current?.apnsTeamId),
-    apnsPrivateKey: await sealed(input.apnsPrivateKey, current?.apnsPrivateKey),
+    apnsPrivateKey: await sealed('apnsPrivateKey', input.apnsPrivateKey, current?.apnsPrivateKey),
     webPushEnabled: input.webPushEnabled ?? current?.webPushEnabled ?? true,
     updatedAt: new Date().toISOString(),
   };
@@ -147,21 +164,24 @@ export async function sendingConfig(projectId: string): Promise<SendingConfig> {
   const item = (await configItems(projectId)).find((candidate) => candidate.environment === config.PUSH_ENVIRONMENT);
   if (!item) return { webPushEnabled: true };
   try {
-    return await openedProviders(item);
+    return await openedProviders(projectId, item);
   } catch (error) {
     logger.error('push.config_error', { projectId, reason: 'the push configuration could not be opened', error: error as Error });
     return { webPushEnabled: item.webPushEnabled };
   }
 }
 
-async function openedProviders(item: PushConfigItem): Promise<SendingConfig> {
-  const open = async (stored: PushConfigItem['fcmServerKey']) => (stored ? await openSecret(stored) : undefined);
-  const serviceAccountJson = await open(item.fcmServiceAccount);
-  const apnsKey = await open(item.apnsPrivateKey);
+async function openedProviders(projectId: string, item: PushConfigItem): Promise<SendingConfig> {
+  const open = async (field: SealedField) => {
+    const stored = item[field];
+    return stored ? await openSecret(stored, pushKeyBinding(projectId, item.environment, field)) : undefined;
+  };
+  const serviceAccountJson = await open('fcmServiceAccount');
+  const apnsKey = await open('apnsPrivateKey');
   return {
     webPushEnabled: item.webPushEnabled,
     fcm: {
-      serverKey: await open(item.fcmServerKey),
+      serverKey: await open('fcmServerKey'),
       projectId: item.fcmProjectId,
       serviceAccount: serviceAccountJson ? parseServiceAccount(serviceAccountJson) : undefined,
     },
@@ -202,7 +222,7 @@ export async function projectVapidKeys(projectId: string): Promise<ProjectVapidK
     const generated = generateVapidKeys();
     const item = {
       publicKey: generated.publicKey,
-      privateKey: await sealSecret(generated.privateKey),
+      privateKey: await sealGeneratedKey(generated.privateKey, vapidBinding(projectId)),
       createdAt: new Date().toISOString(),
     };
     try {
@@ -214,7 +234,30 @@ export async function projectVapidKeys(projectId: string): Promise<ProjectVapidK
       if (!stored) throw error;
     }
   }
-  const keys = { publicKey: stored.publicKey, privateKey: await openSecret(stored.privateKey) };
+  const keys = { publicKey: stored.publicKey, privateKey: await openVapidPrivateKey(projectId, stored.privateKey) };
   vapidCache.set(projectId, keys);
   return keys;
+}
+
+/**
+ * Opens a stored VAPID private key. Pairs made before the `signing-key` secret existed hold it in
+ * plain or sealed under `webhook-key` without a key id: they still open, and are sealed again
+ * under `signing-key` (as is a key under a `signing-key` key that is no longer current).
+ */
+async function openVapidPrivateKey(projectId: string, stored: VapidItem['privateKey']): Promise<string> {
+  const binding = vapidBinding(projectId);
+  const current = 'secretKeyId' in stored && stored.secretKeyId !== undefined ? stored : undefined;
+  const privateKey = current ? await openGeneratedKey(current, binding) : await openSecret(stored, binding);
+  if (!current || (await generatedKeyIsStale(current))) {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: vapidKey(projectId),
+        UpdateExpression: 'SET privateKey = :sealed',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':sealed': await sealGeneratedKey(privateKey, binding) },
+      }),
+    );
+  }
+  return privateKey;
 }

@@ -1,14 +1,14 @@
-import { createECDH, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createECDH, createHmac } from 'node:crypto';
 import { projectVapidKeys } from '#domain/push/config';
 import { loadProject } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { secretValue } from '#shared/secrets';
+import { derivedKey } from '#shared/generated-keys';
 
 /**
  * The public key `GET /push/web/vapid-public-key` answers. The route is unauthenticated (a browser
  * asks before it can subscribe), so the answer must not tell which projects exist: a project that
- * does not exist gets a decoy, a P-256 public key derived from its id under a deployment secret,
+ * does not exist gets a decoy, a P-256 public key derived from its id under the `signing-key` secret,
  * as stable as a real one and made without storing anything. It opens nothing: subscribing takes a
  * token of the project, and no push is ever signed with it.
  */
@@ -16,15 +16,11 @@ import { secretValue } from '#shared/secrets';
 /** The order of P-256: a private scalar lies in [1, n - 1]. */
 const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
 
-/** Stands in for the secret where it is not set: a local run, one process, keeps its decoys for its lifetime. */
-const processKey = randomBytes(32);
-
-/** Derived from the `webhook-key` secret, under a label of its own so no other use of that key meets it. */
-async function decoyKey(): Promise<Buffer> {
-  const secret = await secretValue('webhook-key');
-  const material = secret === undefined ? processKey : Buffer.from(secret);
-  return Buffer.from(hkdfSync('sha256', material, Buffer.alloc(0), 'vapid-decoy-public-key', 32));
-}
+/**
+ * Derived from the `signing-key` secret, which every deployment has, under a label of its own so
+ * no other use of that key meets it: every instance answers the same decoy for the same id.
+ */
+const decoyKey = () => derivedKey('vapid-decoy-public-key');
 
 function decoyPublicKey(key: Buffer, projectId: string): string {
   for (let counter = 0; ; counter++) {

@@ -17,9 +17,9 @@ import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { OutboundError, send } from '#shared/outbound';
 import { startWebhookRetry } from '#shared/workflows';
-import { getWebhook, subscribersOf } from './registrations';
+import { getWebhook, subscribersOf, webhookSecretBinding } from './registrations';
 import { openSecret } from './secrets';
-import { signBody } from './signing';
+import { signBody, signTimestamped } from './signing';
 
 /** Waits before attempts 2, 3, 4 and 5: 60 s, 5 min, 30 min, 60 min; later attempts wait 60 min too. */
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
@@ -151,6 +151,25 @@ async function postSigned(url: string, body: string, headers: Record<string, str
 }
 
 /**
+ * An attempt's headers. The timestamp is the attempt's own, so a retry is signed anew; the
+ * body-only signature stays the same across attempts, as the spec has it.
+ */
+async function signedHeaders(webhook: WebhookItem, delivery: DeliveryItem): Promise<Record<string, string>> {
+  const secret = await openSecret(webhook, webhookSecretBinding(webhook));
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'serverless-chat-webhooks/1',
+    'x-service-signature': signBody(secret, delivery.body),
+    'x-service-timestamp': timestamp,
+    'x-service-signature-v2': signTimestamped(secret, timestamp, delivery.deliveryId, delivery.body),
+    'x-service-event': delivery.eventType,
+    'x-service-project-id': delivery.projectId,
+    'x-service-delivery-id': delivery.deliveryId,
+  };
+}
+
+/**
  * Makes the next attempt of a pending delivery and records it: `delivered` on 2xx, else `pending`
  * with `next_attempt_at` on the schedule, or `failed` (and the `webhook_delivery_failed` metric)
  * once `WEBHOOK_MAX_ATTEMPTS` is reached. A delivery that is not pending is left as it is.
@@ -162,14 +181,7 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
 
   const webhook = knownWebhook ?? (await getWebhook(projectId, delivery.webhookId));
   const outcome: PostOutcome = webhook
-    ? await postSigned(webhook.url, delivery.body, {
-        'content-type': 'application/json',
-        'user-agent': 'serverless-chat-webhooks/1',
-        'x-service-signature': signBody(await openSecret(webhook), delivery.body),
-        'x-service-event': delivery.eventType,
-        'x-service-project-id': projectId,
-        'x-service-delivery-id': deliveryId,
-      })
+    ? await postSigned(webhook.url, delivery.body, await signedHeaders(webhook, delivery))
     : { httpStatus: null, error: 'the webhook registration was deleted' };
 
   const attempt = delivery.attempt_count + 1;

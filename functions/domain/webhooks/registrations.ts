@@ -6,13 +6,22 @@ import { db, isConditionFailure, tableName } from '#shared/db/client';
 import { toWebhook, type WebhookItem, webhookItem, webhookKey, webhooksPk } from '#shared/db/webhook';
 import { BadRequestError, NotFoundError } from '#shared/errors';
 import { isEventType } from '#shared/events';
+import { logger } from '#shared/logger';
 import { assertAllowedTargetUrl } from '#shared/outbound-guard';
+import { type SealBinding, UnsealError } from '#shared/sealing';
 import { openSecret, sealSecret } from './secrets';
 
 export const MAX_WEBHOOKS_PER_PROJECT = 50;
 
 /** Webhook ids carry their project (`wh_<projectId>_<random>`) so public verification can find them. */
 export const WEBHOOK_ID_PATTERN = /^wh_([a-z0-9][a-z0-9-]{1,62})_([0-9a-f]{24})$/;
+
+/** What a registration's sealed secret is bound to: it opens on this registration only. */
+export const webhookSecretBinding = (webhook: Pick<WebhookItem, 'projectId' | 'webhookId'>): SealBinding => ({
+  purpose: 'webhook-secret',
+  projectId: webhook.projectId,
+  recordId: webhook.webhookId,
+});
 
 const subscribersCache = new TtlCache<WebhookItem[]>(config.CACHE_TTL_MS);
 
@@ -42,7 +51,7 @@ export async function registerWebhook(
     webhookId,
     url: url.toString(),
     eventTypes: [...new Set(input.eventTypes)],
-    ...(await sealSecret(secret)),
+    ...(await sealSecret(secret, webhookSecretBinding({ projectId, webhookId }))),
     createdAt: new Date().toISOString(),
     createdBy,
   };
@@ -94,10 +103,20 @@ export async function getWebhook(projectId: string, webhookId: string): Promise<
   return Item ? webhookItem.parse(Item) : undefined;
 }
 
-/** The signing secret of a registered webhook, found from its id alone (public verification). */
-export async function secretOfWebhook(webhookId: string): Promise<string> {
+/**
+ * The signing secret of a registered webhook, found from its id alone (public verification);
+ * `undefined` when the stored secret does not open (moved from another registration, tampered
+ * with, or under a key the `webhook-key` ring no longer holds), which is logged for the operator.
+ */
+export async function secretOfWebhook(webhookId: string): Promise<string | undefined> {
   const projectId = WEBHOOK_ID_PATTERN.exec(webhookId)?.[1];
   const webhook = projectId ? await getWebhook(projectId, webhookId) : undefined;
   if (!webhook) throw new NotFoundError('webhook_not_found', 'Webhook not found');
-  return openSecret(webhook);
+  try {
+    return await openSecret(webhook, webhookSecretBinding(webhook));
+  } catch (error) {
+    if (!(error instanceof UnsealError)) throw error;
+    logger.error('webhook.secret_unopenable', { projectId: webhook.projectId, webhookId, error });
+    return undefined;
+  }
 }

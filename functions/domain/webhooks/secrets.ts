@@ -1,40 +1,44 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { isStale, type KeyRing, open, parseKeyRing, type SealBinding, type SealedValue, seal } from '#shared/sealing';
 import { secretValue } from '#shared/secrets';
 
-/** What a registration stores for its secret. */
-export type StoredSecret = { secret: string } | { secretCiphertext: string; secretIv: string };
+/** What a registration (or a push configuration) stores for a customer's secret. */
+export type StoredSecret = { secret: string } | SealedValue;
 
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-/** The `webhook-key` secret as a 32-byte key, or `undefined` where it is not set (a local run without one). */
-async function encryptionKey(): Promise<Buffer | undefined> {
+/** The `webhook-key` secret's keys, or `undefined` where it is not set (a local run without one). */
+async function webhookKeys(): Promise<KeyRing | undefined> {
   const raw = await secretValue('webhook-key');
-  if (!raw) return undefined;
-  return /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  return raw ? parseKeyRing(raw) : undefined;
 }
 
 /**
- * With the `webhook-key` secret: AES-256-GCM, a random 12-byte IV, ciphertext and tag stored
- * base64 together. Without it, the spec's plaintext storage.
+ * Secrets customers give the service (webhook secrets, push provider keys). With the `webhook-key`
+ * secret: sealed under its current key, bound to `binding` (`functions/shared/sealing.ts`).
+ * Without it, the spec's plaintext storage.
  */
-export async function sealSecret(secret: string): Promise<StoredSecret> {
-  const key = await encryptionKey();
-  if (!key) return { secret };
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-  return { secretCiphertext: sealed.toString('base64'), secretIv: iv.toString('base64') };
+export async function sealSecret(secret: string, binding: SealBinding): Promise<StoredSecret> {
+  const ring = await webhookKeys();
+  return ring ? seal(ring, secret, binding) : { secret };
 }
 
-export async function openSecret(stored: { secret?: string; secretCiphertext?: string; secretIv?: string }): Promise<string> {
+export async function openSecret(
+  stored: { secret?: string; secretCiphertext?: string; secretIv?: string; secretKeyId?: string },
+  binding: SealBinding,
+): Promise<string> {
   if (stored.secret !== undefined) return stored.secret;
-  const key = await encryptionKey();
-  if (!key || !stored.secretCiphertext || !stored.secretIv) {
+  const ring = await webhookKeys();
+  if (!ring || !stored.secretCiphertext || !stored.secretIv) {
     throw new Error('Webhook secret is encrypted but the webhook-key secret is not set');
   }
-  const sealed = Buffer.from(stored.secretCiphertext, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(stored.secretIv, 'base64'));
-  decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-  return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+  return open(ring, stored as SealedValue, binding, 'webhook-key');
+}
+
+/**
+ * The stored secret as it should be written again: sealed anew when it is plaintext while a key is
+ * set, or sealed in the older format or under a key that is no longer current; else as it is.
+ */
+export async function resealed(stored: StoredSecret, binding: SealBinding): Promise<StoredSecret> {
+  const ring = await webhookKeys();
+  if (!ring) return stored;
+  if ('secret' in stored) return seal(ring, stored.secret, binding);
+  return isStale(ring, stored) ? seal(ring, open(ring, stored, binding, 'webhook-key'), binding) : stored;
 }

@@ -1,17 +1,16 @@
 import { secretOfWebhook, WEBHOOK_ID_PATTERN } from '#domain/webhooks/registrations';
-import { verifySignature } from '#domain/webhooks/signing';
 import { httpHandler, ok } from '#shared/http';
 import * as z from '#shared/schema';
-import { signatureFrom } from './signature';
+import { timestampedFields, verdictOn } from './signature';
 
 const body = z.strictObject({
   webhookId: z.string().check(z.regex(WEBHOOK_ID_PATTERN, 'must be a webhook id')),
   body: z.string().check(z.maxLength(256 * 1024)),
   signature: z.optional(z.string().check(z.maxLength(200))),
+  ...timestampedFields,
 });
 
 /** Checks a payload against a registered webhook's secret, without revealing the secret. */
 export const handler = httpHandler('VerifyWebhook', { body }, async ({ body, headers }) => {
-  const signature = signatureFrom(body.signature, headers);
-  return ok({ valid: verifySignature(await secretOfWebhook(body.webhookId), body.body, signature) });
+  return ok(verdictOn(await secretOfWebhook(body.webhookId), body, headers));
 });

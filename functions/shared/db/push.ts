@@ -129,8 +129,14 @@ export const pushConfigKey = (projectId: string, environment: string) => ({
 });
 export const vapidKey = (projectId: string) => ({ pk: pushConfigPk(projectId), sk: 'VAPID' });
 
-/** A secret stored the way webhook secrets are (`functions/domain/webhooks/secrets.ts`). */
-export const sealedSecret = z.union([z.object({ secret: z.string() }), z.object({ secretCiphertext: z.string(), secretIv: z.string() })]);
+/**
+ * A secret stored the way webhook secrets are (`functions/shared/sealing.ts`): plaintext where no
+ * key is set (customers' keys only), else sealed, with the id of the key (absent on older values).
+ */
+export const sealedSecret = z.union([
+  z.object({ secret: z.string() }),
+  z.object({ secretCiphertext: z.string(), secretIv: z.string(), secretKeyId: z.optional(z.string()) }),
+]);
 
 export const pushConfigItem = z.object({
   environment: z.string(),
@@ -148,6 +154,7 @@ export const pushConfigItem = z.object({
 export type PushConfigItem = z.infer<typeof pushConfigItem>;
 
 export const vapidItem = z.object({ publicKey: z.string(), privateKey: sealedSecret, createdAt: z.string() });
+export type VapidItem = z.infer<typeof vapidItem>;
 
 /**
  * One notification sent to one target, for the client's delivery acknowledgement. Kept a month

@@ -3,7 +3,8 @@ import { projectPk } from './keys';
 
 /**
  * A webhook registration. The secret is either plaintext (`secret`) or AES-256-GCM ciphertext
- * (`secretCiphertext` + `secretIv`, base64), depending on `WEBHOOK_SECRET_ENCRYPTION_KEY`.
+ * (`secretCiphertext` + `secretIv`, base64, and the id of the key, `secretKeyId`), depending on
+ * `WEBHOOK_SECRET_ENCRYPTION_KEY` (`functions/shared/sealing.ts`).
  */
 export const webhookItem = z.object({
   pk: z.string(),
@@ -15,6 +16,7 @@ export const webhookItem = z.object({
   secret: z.optional(z.string()),
   secretCiphertext: z.optional(z.string()),
   secretIv: z.optional(z.string()),
+  secretKeyId: z.optional(z.string()),
   createdAt: z.string(),
   createdBy: z.string(),
 });
