@@ -26,11 +26,14 @@ export const AGENT_USER_PREFIX = 'agent:';
  * Where a client names an id in a namespace the service also derives ids in, the prefixes of the
  * derived ones. Derived ids are predictable (a dm's from its members, an agent answer's from the
  * mention), so a client allowed one could claim it first: a group room under two other users' dm
- * id, whose owner then reads their dm; a message under an agent answer's key, which silences it.
+ * id, whose owner then reads their dm; a message under an agent answer's key, which silences it; a
+ * user id an agent speaks as.
  */
 export const RESERVED_ID_PREFIXES = {
   room: [DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX],
   clientMessage: [AGENT_USER_PREFIX],
+  // A user `agent:<handle>` would post as the agent: its messages would pass for the agent's answers.
+  user: [AGENT_USER_PREFIX],
 } as const;
 
 /** `400 reserved_id` for a client-chosen id in a prefix the service keeps for the ids it derives. */

@@ -364,3 +364,44 @@ describe('PUT /users/{userId}/credentials and POST /auth/signin', () => {
     expect(set).toMatchObject({ status: 401, body: { error: { code: 'missing_credentials' } } });
   });
 });
+
+describe('user ids an agent speaks as (agent:<handle>)', () => {
+  let project: TestProject;
+  beforeAll(async () => {
+    project = await createTestProject('agent-ids');
+  });
+
+  it('are refused a token from POST /auth/token with 400 reserved_id', async () => {
+    // Act
+    const issued = await api('/auth/token', { apiKey: project.apiKey, body: { userId: 'agent:helper' } });
+
+    // Assess
+    expect(issued).toMatchObject({ status: 400, body: { error: { code: 'reserved_id', details: [{ field: 'body.userId' }] } } });
+  });
+
+  it('get no credentials from PUT /users/{userId}/credentials (400 reserved_id)', async () => {
+    // Act
+    const set = await api(`/users/${encodeURIComponent('agent:helper')}/credentials`, {
+      method: 'PUT',
+      apiKey: project.apiKey,
+      body: { password: 'long-enough-password' },
+    });
+
+    // Assess
+    expect(set).toMatchObject({ status: 400, body: { error: { code: 'reserved_id', details: [{ field: 'path.userId' }] } } });
+  });
+
+  it.each([
+    { claim: 'userId', claims: { userId: 'agent:helper' }, subject: undefined },
+    { claim: 'sub', claims: {}, subject: 'agent:helper' },
+  ])('are refused in a customer-minted token ($claim) with 401 invalid_token', async ({ claims, subject }) => {
+    // Prepare
+    const token = await customerToken(project, claims, subject ? { subject } : {});
+
+    // Act
+    const posted = await api('/rooms', { token, body: { id: uniqueId('room'), type: 'group' } });
+
+    // Assess
+    expect(posted).toMatchObject({ status: 401, body: { error: { code: 'invalid_token' } } });
+  });
+});

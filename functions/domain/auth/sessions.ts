@@ -4,6 +4,7 @@ import { config } from '#shared/config';
 import { clearSignInFailures } from '#shared/db/sign-in-failures';
 import { findUserCredentials, putUserCredentials, replacePasswordHash, userCredentialsKey } from '#shared/db/user-credentials';
 import { BadRequestError, UnauthorizedError } from '#shared/errors';
+import { refuseReservedId } from '#shared/ids';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { checkSignInLock, recordSignInFailure } from './sign-in-lockout';
 
@@ -28,6 +29,7 @@ export async function issueToken(
   projectId: string,
   input: { userId: string; roles?: readonly Role[]; expiresIn?: number },
 ): Promise<IssuedToken> {
+  refuseReservedId('user', input.userId, 'body.userId');
   const expiresIn = tokenLifetime(input.expiresIn);
   const project = await loadProject(projectId);
   if (!project) throw new UnauthorizedError('invalid_api_key', 'The project no longer exists');
@@ -39,6 +41,7 @@ export async function setUserCredentials(
   projectId: string,
   input: { userId: string; password: string; roles?: readonly Role[] },
 ): Promise<void> {
+  refuseReservedId('user', input.userId, 'path.userId');
   await putUserCredentials({
     ...userCredentialsKey(projectId, input.userId),
     projectId,
