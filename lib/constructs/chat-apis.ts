@@ -325,7 +325,7 @@ export function addGatewayAnsweredFrame(scope: Construct, webSocketApi: WebSocke
     responseTemplates: { '200': JSON.stringify(frame.answer) },
   });
   // One change to the API at a time, as between routes (ROUTE_CREATION_CHAINS).
-  fallback.addDependency(answered);
+  fallback.node.addDependency(answered);
   const route = new CfnRoute(scope, `${id}Route`, {
     apiId,
     routeKey: frame.type,
