@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { alarmCost, alarmPrices } from '../lib/constructs/alarm-cost';
 import { areas, functionEntries, httpRoutes } from '../lib/routes/index';
 import { DEFAULT_PING_INTERVAL_MS } from '../sdk/settings';
 import { projectedAreas, synthesizeStacks } from '../test/support/area-projection';
@@ -57,6 +58,7 @@ function measureApp(id: 'today' | 'projected', label: string, extra: ReturnType<
     largest: { stack: largest.name, resources: largest.resources },
     largestTemplateKiB: round(Math.max(...sizes.map((size) => size.templateBytes)) / 1024, 1),
     keepAlives: keepAlives(stacks),
+    alarms: alarmCost(stacks.map(({ template }) => template)),
   };
 }
 
@@ -123,6 +125,8 @@ export const synth: Bench<Synth> = {
       (app) => `### ${app.label[0]?.toUpperCase()}${app.label.slice(1)}
 
 ${app.functions} functions; synth ${app.synthSeconds} s (cdk-nag included, bundling skipped). Largest stack: ${app.largest.stack}, ${app.largest.resources} resources; largest template ${app.largestTemplateKiB} KB.
+
+Alarms: ${app.alarms.alarms} alarms reading ${app.alarms.alarmMetrics} metrics and ${app.alarms.compositeAlarms} composite alarms, $${app.alarms.monthlyDollars.toFixed(2)} a month at CloudWatch list prices ($${alarmPrices.perAlarmMetric.toFixed(2)} per alarm metric, $${alarmPrices.perCompositeAlarm.toFixed(2)} per composite alarm; \`lib/constructs/alarm-cost.ts\`).
 
 | Stack | Resources | Template | Parameters | Outputs |
 | --- | --- | --- | --- | --- |

@@ -5,6 +5,7 @@ import {
   CfnIntegrationResponse,
   CfnRoute,
   CfnRouteResponse,
+  type CfnStage,
   CorsHttpMethod,
   HttpApi,
   HttpMethod,
@@ -19,7 +20,7 @@ import {
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { type FunctionUrl, FunctionUrlAuthType, InvokeMode, HttpMethod as UrlHttpMethod } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import {
   type FrameRoute,
   type HttpRoute as HttpRouteEntry,
@@ -29,8 +30,22 @@ import {
 import type { ChatConfig } from '../stacks/chat-config.ts';
 import type { ChatFunction } from './chat-function.ts';
 
-/** Request headers browsers may send cross-origin; the handlers read all of them. */
-export const corsAllowHeaders = ['Authorization', 'Content-Type', 'X-Service-Api-Key', 'X-Service-Operator-Key', 'X-Trace-Id'] as const;
+/**
+ * Request headers browsers may send cross-origin: every header an HTTP API handler reads (the
+ * credentials, the project of a web push subscription or VAPID key request, a signature to verify,
+ * the trace id). A header missing here fails the browser's preflight on AWS only: the local
+ * gateway does not enforce CORS.
+ */
+export const corsAllowHeaders = [
+  'Authorization',
+  'Content-Type',
+  'X-Service-Api-Key',
+  'X-Service-Operator-Key',
+  'X-Service-Project-Id',
+  'X-Service-Signature',
+  'X-Webhook-Signature',
+  'X-Trace-Id',
+] as const;
 
 /**
  * Request headers a browser may send cross-origin to a streaming route's function URL: the JWT
@@ -174,6 +189,26 @@ export class ChatApis extends Construct {
   }
 }
 
+/** A route-level throttle of the HTTP stage. */
+export interface RouteThrottle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * Throttles the given routes of the HTTP stage below the stage default (`RouteSettings`): API
+ * Gateway answers 429 past the limit without invoking the function, so a route's concurrency is
+ * bounded by rate × duration + burst without reserving any of the account's Lambda pool.
+ */
+export function throttleHttpRoutes(httpStage: HttpStage, routeKeys: readonly string[], throttle: RouteThrottle): void {
+  if (routeKeys.length === 0) return;
+  const stage = httpStage.node.defaultChild as CfnStage;
+  // A JSON property of the L1: CloudFormation's own (PascalCase) field names.
+  stage.routeSettings = Object.fromEntries(
+    routeKeys.map((routeKey) => [routeKey, { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit }]),
+  );
+}
+
 /**
  * Serves an HTTP route on the shared HTTP API: the route and its Lambda integration are created in
  * `scope` (the area's nested stack), next to the function.
@@ -257,9 +292,10 @@ function httpAuthReason(route: HttpRouteEntry): string {
 /**
  * A frame API Gateway answers itself (`answer` in the frame table): a MOCK integration whose
  * response template is the answer, behind a two-way route keyed on the frame's type. No function
- * runs, so a keep-alive costs its two WebSocket messages and no invocation.
+ * runs, so a keep-alive costs its two WebSocket messages and no invocation. Returns what it created
+ * (in `scope` itself, so their logical ids stay put), for the area to order route creation.
  */
-export function addGatewayAnsweredFrame(scope: Construct, webSocketApi: WebSocketApi, frame: FrameRoute): void {
+export function addGatewayAnsweredFrame(scope: Construct, webSocketApi: WebSocketApi, frame: FrameRoute): IConstruct[] {
   if (!frame.answer) throw new Error(`Frame ${frame.type} has no answer for API Gateway to give`);
   const id = `${frame.type.replace(/(^|[^A-Za-z0-9])([a-z])/g, (_, _separator, letter: string) => letter.toUpperCase())}Frame`;
   const apiId = webSocketApi.apiId;
@@ -272,13 +308,24 @@ export function addGatewayAnsweredFrame(scope: Construct, webSocketApi: WebSocke
     requestTemplates: { '200': '{"statusCode": 200}' },
     description: `Answers ${frame.type} frames: ${frame.summary}`,
   });
-  new CfnIntegrationResponse(scope, `${id}IntegrationResponse`, {
+  const answered = new CfnIntegrationResponse(scope, `${id}IntegrationResponse`, {
     apiId,
     integrationId: integration.ref,
     integrationResponseKey: '/200/',
     templateSelectionExpression: '200',
     responseTemplates: { '200': JSON.stringify(frame.answer) },
   });
+  // The catch-all: a status the /200/ key does not match still answers the frame rather than
+  // leaving the route without an integration response for it.
+  const fallback = new CfnIntegrationResponse(scope, `${id}DefaultIntegrationResponse`, {
+    apiId,
+    integrationId: integration.ref,
+    integrationResponseKey: '$default',
+    templateSelectionExpression: '200',
+    responseTemplates: { '200': JSON.stringify(frame.answer) },
+  });
+  // One change to the API at a time, as between routes (ROUTE_CREATION_CHAINS).
+  fallback.node.addDependency(answered);
   const route = new CfnRoute(scope, `${id}Route`, {
     apiId,
     routeKey: frame.type,
@@ -287,11 +334,12 @@ export function addGatewayAnsweredFrame(scope: Construct, webSocketApi: WebSocke
     // Two-way: the integration's answer goes back on the socket.
     routeResponseSelectionExpression: '$default',
   });
-  new CfnRouteResponse(scope, `${id}RouteResponse`, { apiId, routeId: route.ref, routeResponseKey: '$default' });
+  const routeResponse = new CfnRouteResponse(scope, `${id}RouteResponse`, { apiId, routeId: route.ref, routeResponseKey: '$default' });
   Validations.of(route).acknowledge({
     id: 'AwsSolutions-APIG4',
     reason:
       'API Gateway accepts authorizers on $connect only: every connection this route hears was authenticated there, ' +
       'and the route returns a constant frame without running anything.',
   });
+  return [integration, answered, fallback, route, routeResponse];
 }

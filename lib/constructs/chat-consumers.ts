@@ -37,11 +37,19 @@ export function addSqsConsumer(fn: ChatFunction, queue: IQueue, consumer: SqsCon
 }
 
 /**
+ * How a table stream consumer retries a batch that fails: a handful of times, halving the batch on
+ * each error so one bad record is isolated from the good ones around it, for at most an hour.
+ * Then Lambda leaves the batch's coordinates in the consumer's failure queue (alarmed) and moves
+ * on: a poisoned record holds the shard back for an hour, not the stream's whole 24 hours, and
+ * nothing is dropped silently.
+ */
+export const streamRetryPolicy = { retryAttempts: 10, maxRecordAge: Duration.hours(1), bisectBatchOnError: true } as const;
+
+/**
  * Feeds `fn` from the table's change stream, only the records its filter patterns match (Lambda
  * filters before invoking, so other writes cost no invocation). Partial batch responses retry from
- * the first failed record; retries continue until the record leaves the stream (24 hours), so an
- * outage downstream delays events and loses none; a batch that still fails then leaves a note in
- * `failures` (the record's coordinates, for a replay from the table).
+ * the first failed record, within {@link streamRetryPolicy}; a batch that still fails then leaves a
+ * note in `failures` (the records' coordinates, for a replay from the table).
  */
 export function addStreamConsumer(fn: ChatFunction, table: ITableV2, consumer: StreamConsumer, failures: IQueue): void {
   fn.addEventSource(
@@ -50,8 +58,7 @@ export function addStreamConsumer(fn: ChatFunction, table: ITableV2, consumer: S
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: consumer.batchSize,
       reportBatchItemFailures: true,
-      retryAttempts: -1,
-      maxRecordAge: Duration.days(1),
+      ...streamRetryPolicy,
       onFailure: new SqsDlq(failures),
       filters: consumer.filters.map((pattern) => FilterCriteria.filter(pattern as Record<string, unknown>)),
     }),

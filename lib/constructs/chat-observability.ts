@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { HttpStage, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
@@ -22,6 +22,7 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE } from '../../functions/shared/metrics.ts';
@@ -30,11 +31,26 @@ import type { ChatQueue, StreamFailureQueue } from './chat-queues.ts';
 
 const fiveMinutes = Duration.minutes(5);
 
+/** A working queue whose oldest message waits this long has a consumer that stopped keeping up. */
+export const queueAgeAlarmSeconds = 900;
+
+/** A table stream consumer this far behind the newest record is stalled (`IteratorAge`, Maximum). */
+export const iteratorAgeAlarmSeconds = 300;
+
+/** Lambda throttles, account-wide, in five minutes that make an alarm (in two of three periods). */
+export const throttlesAlarmThreshold = 5;
+
 /**
  * The count the webhook code emits (as CloudWatch EMF, namespace `Chat`, dimension `service`) when
  * a delivery gives up: `WEBHOOK_FAILED_METRIC` in `functions/domain/webhooks/deliveries.ts`.
  */
 export const webhookDeliveryFailedMetricName = 'webhook_delivery_failed';
+
+/**
+ * The count the event publisher emits for stream records it hands back to the stream unpublished:
+ * `EVENTS_PUBLISH_FAILED_METRIC` in `functions/domain/events/publisher.ts`.
+ */
+export const eventsPublishFailedMetricName = 'events_publish_failed';
 
 /** Properties of {@link ChatAlarmTopic}. */
 export interface ChatAlarmTopicProps {
@@ -90,14 +106,47 @@ class Notifier {
   }
 }
 
-/** Fires when a dead-letter queue holds any message. */
-function deadLetterAlarm(scope: Construct, queue: ChatQueue): Alarm {
-  return new Alarm(scope, `${queue.id}DeadLetterAlarm`, {
-    alarmDescription: `Messages of the ${queue.id} queue failed ${queue.maxReceiveCount} times and wait in its dead-letter queue.`,
-    metric: queue.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+/**
+ * Fires when the number of messages in a queue nothing consumes (a dead-letter queue, a stream
+ * consumer's failure queue) rises: `DIFF` of the visible count over five-minute maxima. An alarm on
+ * "any message" would stay in alarm for the queue's 14 days of retention and never notify again;
+ * this one notifies for each new arrival and recovers once the count stops rising (or a redrive
+ * empties the queue).
+ */
+function risingCountAlarm(scope: Construct, id: string, queue: IQueue, description: string): Alarm {
+  return new Alarm(scope, id, {
+    alarmDescription: description,
+    metric: new MathExpression({
+      label: 'new messages',
+      expression: 'DIFF(visible)',
+      usingMetrics: { visible: queue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }) },
+      period: fiveMinutes,
+    }),
     threshold: 0,
     comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: 1,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+}
+
+/** Fires when messages arrive in a queue's dead-letter queue. */
+function deadLetterAlarm(scope: Construct, queue: ChatQueue): Alarm {
+  return risingCountAlarm(
+    scope,
+    `${queue.id}DeadLetterAlarm`,
+    queue.deadLetterQueue,
+    `New messages of the ${queue.id} queue failed ${queue.maxReceiveCount} times and wait in its dead-letter queue.`,
+  );
+}
+
+/** Fires when a working queue's oldest message has waited {@link queueAgeAlarmSeconds}: its consumer fell behind or stopped. */
+function queueAgeAlarm(scope: Construct, queue: ChatQueue): Alarm {
+  return new Alarm(scope, `${queue.id}QueueAgeAlarm`, {
+    alarmDescription: `The oldest message of the ${queue.id} queue has waited over ${queueAgeAlarmSeconds / 60} minutes: its consumer is failing, throttled or too slow.`,
+    metric: queue.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+    threshold: queueAgeAlarmSeconds,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: 2,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
 }
@@ -112,13 +161,17 @@ export interface AreaAlarmsProps {
   readonly stateMachines: ReadonlyMap<string, IStateMachine>;
   /** The area's own queues (event subscribers); each dead-letter queue gets an alarm. */
   readonly queues: readonly ChatQueue[];
-  /** The on-failure queues of the area's stream consumers; each gets an alarm on its first message. */
+  /** The on-failure queues of the area's stream consumers; each gets an alarm when messages arrive. */
   readonly failureQueues: readonly StreamFailureQueue[];
+  /** The ids of the area's table stream consumers (among `functions`); each gets an iterator age alarm. */
+  readonly streamConsumerIds: readonly string[];
 }
 
 /**
  * The alarms of one area, in the area's nested stack so that they grow with it: function errors,
- * failed state machine executions, messages in the area's dead-letter queues. Each notifies the
+ * failed and timed-out state machine executions, new messages in the area's dead-letter and
+ * failure queues, the age of its queues' oldest messages, and how far its stream consumers lag
+ * behind the table stream. Each notifies the
  * root's alarm topic; one composite alarm (`<Area> area`, no actions of its own) is in alarm while
  * any of them is, for the dashboard.
  */
@@ -127,10 +180,16 @@ export class AreaAlarms extends Construct {
   public readonly functionErrorAlarms: ReadonlyMap<string, Alarm>;
   /** Fires when an execution of a state machine fails, by state machine id. */
   public readonly stateMachineFailedAlarms: ReadonlyMap<string, Alarm>;
-  /** Fires when a dead-letter queue of the area holds any message, by queue id. */
+  /** Fires when an execution of a state machine timed out, by state machine id. */
+  public readonly stateMachineTimedOutAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when messages arrive in a dead-letter queue of the area, by queue id. */
   public readonly deadLetterAlarms: ReadonlyMap<string, Alarm>;
-  /** Fires when a stream consumer gave up on a batch (its failure queue holds a message), by queue id. */
+  /** Fires when the oldest message of a queue of the area is too old, by queue id. */
+  public readonly queueAgeAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when a stream consumer gave up on a batch (a note arrived in its failure queue), by queue id. */
   public readonly streamFailureAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when a stream consumer lags the table stream, by function id. */
+  public readonly iteratorAgeAlarms: ReadonlyMap<string, Alarm>;
   /** In alarm while any alarm of the area is; `undefined` for an area without alarms. */
   public readonly areaAlarm?: CompositeAlarm;
 
@@ -169,25 +228,58 @@ export class AreaAlarms extends Construct {
         ),
       ]),
     );
-    this.deadLetterAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(deadLetterAlarm(this, queue))]));
-    this.streamFailureAlarms = new Map(
-      props.failureQueues.map(({ id: queueId, queue }) => [
-        queueId,
+    this.stateMachineTimedOutAlarms = new Map(
+      [...props.stateMachines].map(([machineId, machine]) => [
+        machineId,
         notifier.track(
-          new Alarm(this, `${queueId}Alarm`, {
-            alarmDescription: `A batch of the table stream still failed when its records left the stream (24 h): ${queueId} holds its coordinates; republish those records' events from the table.`,
-            metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
-            threshold: 0,
-            comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          new Alarm(this, `${machineId}ExecutionsTimedOutAlarm`, {
+            alarmDescription: `An execution of the ${machineId} state machine ran past its TimeoutSeconds and was stopped; its work may be left half done.`,
+            metric: machine.metricTimedOut({ period: fiveMinutes, statistic: 'Sum' }),
+            threshold: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             evaluationPeriods: 1,
             treatMissingData: TreatMissingData.NOT_BREACHING,
           }),
         ),
       ]),
     );
+    this.deadLetterAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(deadLetterAlarm(this, queue))]));
+    this.queueAgeAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(queueAgeAlarm(this, queue))]));
+    this.streamFailureAlarms = new Map(
+      props.failureQueues.map(({ id: queueId, queue }) => [
+        queueId,
+        notifier.track(
+          risingCountAlarm(
+            this,
+            `${queueId}Alarm`,
+            queue,
+            `A batch of the table stream still failed after its retries: ${queueId} holds its coordinates; republish those records' events from the table.`,
+          ),
+        ),
+      ]),
+    );
+    this.iteratorAgeAlarms = new Map(
+      props.streamConsumerIds.map((functionId) => {
+        const fn = props.functions.get(functionId);
+        if (!fn) throw new Error(`Stream consumer ${functionId} has no function in its area`);
+        return [
+          functionId,
+          notifier.track(
+            new Alarm(this, `${functionId}IteratorAgeAlarm`, {
+              alarmDescription: `${functionId} is over ${iteratorAgeAlarmSeconds / 60} minutes behind the table stream: events are delayed (failing or throttled batches).`,
+              metric: fn.metric('IteratorAge', { period: fiveMinutes, statistic: 'Maximum' }),
+              threshold: iteratorAgeAlarmSeconds * 1000,
+              comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+              evaluationPeriods: 2,
+              treatMissingData: TreatMissingData.NOT_BREACHING,
+            }),
+          ),
+        ];
+      }),
+    );
     if (notifier.alarms.length > 0) {
       this.areaAlarm = new CompositeAlarm(this, 'AreaAlarm', {
-        alarmDescription: `Any alarm of the ${props.areaId} area (functions, state machines, dead-letter queues); each notifies on its own.`,
+        alarmDescription: `Any alarm of the ${props.areaId} area (functions, state machines, queues, stream consumers); each notifies on its own.`,
         alarmRule: AlarmRule.anyOf(...notifier.alarms),
         actionsEnabled: false,
       });
@@ -213,7 +305,9 @@ export interface ChatObservabilityProps {
   readonly httpStage: HttpStage;
   readonly webSocketStage: WebSocketStage;
   readonly table: ITableV2;
-  /** The shared queues (root); each dead-letter queue gets an alarm. */
+  /** The domain event topic: an alarm on failed deliveries to its subscribers' queues. */
+  readonly eventTopic: ITopic;
+  /** The shared queues (root); each gets an alarm on its oldest message's age and on dead letters. */
   readonly queues: readonly ChatQueue[];
   /** The areas, whose functions, state machines, queues and area alarm the dashboard shows. */
   readonly areas: readonly DashboardArea[];
@@ -227,18 +321,37 @@ export interface ChatObservabilityProps {
    * @default 5
    */
   readonly http5xxAlarmPercent?: number;
+  /**
+   * HTTP API p99 latency in milliseconds above which the latency alarm fires.
+   * @default 5000
+   */
+  readonly httpLatencyP99AlarmMs?: number;
+  /**
+   * `ClaimedAccountConcurrency` at which the account concurrency alarm fires.
+   * @default 800
+   */
+  readonly accountConcurrencyAlarmThreshold?: number;
 }
 
 /**
- * The root's alarms (HTTP 5xx rate, webhook deliveries given up, the shared queues' dead letters)
- * and the CloudWatch dashboard of the whole service: APIs, the table, every queue, and per area its
- * functions' errors, durations and throttles and its state machines. The alarm widget shows the
- * root's alarms and one composite per area.
+ * The root's alarms (HTTP 5xx rate and p99 latency, WebSocket integration errors, Lambda throttles
+ * and the account's concurrency, DynamoDB throttles, event topic delivery failures, stream records
+ * the publisher could not publish, webhook deliveries given up, the shared queues' age and dead
+ * letters) and the CloudWatch dashboard of the whole service: APIs, the table, every queue, and per
+ * area its functions' errors, durations and throttles and its state machines. The alarm widget
+ * shows the root's alarms and one composite per area.
+ *
+ * The dashboard's name carries the region: dashboard names are global to the account, so the same
+ * stage deployed in two regions would otherwise fight over one dashboard.
  */
 export class ChatObservability extends Construct {
   public readonly dashboard: Dashboard;
-  /** Fires when a shared dead-letter queue holds any message, by queue id. */
+  /** Fires when messages arrive in a shared dead-letter queue, by queue id. */
   public readonly deadLetterAlarms: ReadonlyMap<string, Alarm>;
+  /** Fires when the oldest message of a shared queue is too old, by queue id. */
+  public readonly queueAgeAlarms: ReadonlyMap<string, Alarm>;
+  /** Every alarm of the root, by its construct id. */
+  public readonly alarms: ReadonlyMap<string, Alarm>;
   /** Fires when the HTTP API's 5xx share of requests is above the threshold. */
   public readonly http5xxAlarm: Alarm;
   /** Fires when a webhook delivery used up its attempts (`webhook_delivery_failed`). */
@@ -249,6 +362,7 @@ export class ChatObservability extends Construct {
     const notifier = new Notifier(props.alarmTopic);
 
     this.deadLetterAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(deadLetterAlarm(this, queue))]));
+    this.queueAgeAlarms = new Map(props.queues.map((queue) => [queue.id, notifier.track(queueAgeAlarm(this, queue))]));
 
     const http5xxRate = new MathExpression({
       label: 'HTTP 5xx %',
@@ -291,6 +405,111 @@ export class ChatObservability extends Construct {
       }),
     );
 
+    notifier.track(
+      new Alarm(this, 'HttpLatencyP99Alarm', {
+        alarmDescription: 'The HTTP API p99 latency stayed above the threshold for 15 minutes.',
+        metric: props.httpStage.metricLatency({ period: fiveMinutes, statistic: 'p99' }),
+        threshold: props.httpLatencyP99AlarmMs ?? 5000,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    const wsMetric = (metricName: string) => props.webSocketStage.metric(metricName, { period: fiveMinutes, statistic: 'Sum' });
+    notifier.track(
+      new Alarm(this, 'WebSocketIntegrationErrorsAlarm', {
+        alarmDescription:
+          'WebSocket integration errors (4xx/5xx from the route functions, refused $connects included) are above the ' +
+          'threshold share of connects and messages.',
+        metric: new MathExpression({
+          label: 'WebSocket integration errors %',
+          expression: 'IF(connects + messages > 0, 100 * errors / (connects + messages), 0)',
+          usingMetrics: { errors: wsMetric('IntegrationError'), connects: wsMetric('ConnectCount'), messages: wsMetric('MessageCount') },
+          period: fiveMinutes,
+        }),
+        threshold: props.http5xxAlarmPercent ?? 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    // Account-wide Lambda metrics: no dimensions.
+    const lambdaAccountMetric = (metricName: string, statistic: string) =>
+      new Metric({ namespace: 'AWS/Lambda', metricName, statistic, period: fiveMinutes });
+    notifier.track(
+      new Alarm(this, 'LambdaThrottlesAlarm', {
+        alarmDescription:
+          'Lambda throttled invocations in this account and region: a reservation or the account quota is exhausted ' +
+          '(the dashboard shows which functions).',
+        metric: lambdaAccountMetric('Throttles', 'Sum'),
+        threshold: throttlesAlarmThreshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    notifier.track(
+      new Alarm(this, 'AccountConcurrencyAlarm', {
+        alarmDescription:
+          'ClaimedAccountConcurrency (concurrency in use plus reservations) nears the account quota: raise the quota ' +
+          'or lower the reservations before invocations are throttled.',
+        metric: lambdaAccountMetric('ClaimedAccountConcurrency', 'Maximum'),
+        threshold: props.accountConcurrencyAlarmThreshold ?? 800,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    const tableSum = (metricName: string) => props.table.metric(metricName, { period: fiveMinutes, statistic: 'Sum' });
+    notifier.track(
+      new Alarm(this, 'TableThrottlesAlarm', {
+        alarmDescription: 'DynamoDB throttled reads or writes of the table (a hot partition, or on-demand scaling behind a spike).',
+        metric: new MathExpression({
+          label: 'throttle events',
+          expression: 'reads + writes',
+          usingMetrics: { reads: tableSum('ReadThrottleEvents'), writes: tableSum('WriteThrottleEvents') },
+          period: fiveMinutes,
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    notifier.track(
+      new Alarm(this, 'EventDeliveryFailedAlarm', {
+        alarmDescription: "The event topic failed to deliver events to a subscriber's queue (a queue policy or key problem).",
+        metric: props.eventTopic.metricNumberOfNotificationsFailed({ period: fiveMinutes, statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    notifier.track(
+      new Alarm(this, 'EventsPublishFailedAlarm', {
+        alarmDescription:
+          'The event publisher handed stream records back unpublished (events_publish_failed): events are delayed while ' +
+          'the stream retries them, and a batch that still fails lands in EventPublisherFailures.',
+        metric: new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: eventsPublishFailedMetricName,
+          dimensionsMap: { service: props.serviceName ?? defaultServiceName },
+          statistic: 'Sum',
+          period: fiveMinutes,
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    this.alarms = new Map(notifier.alarms.map((alarm) => [alarm.node.id, alarm]));
+
     const statusAlarms: IAlarm[] = [...notifier.alarms, ...props.areas.flatMap((area) => (area.areaAlarm ? [area.areaAlarm] : []))];
     this.dashboard = this.buildDashboard(props, http5xxRate, webhookDeliveryFailed, statusAlarms);
   }
@@ -306,7 +525,7 @@ export class ChatObservability extends Construct {
     const failureQueues = props.areas.flatMap((area) => area.failureQueues);
 
     const dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: `chat-${props.stage}`,
+      dashboardName: `chat-${props.stage}-${Aws.REGION}`,
       defaultInterval: Duration.hours(3),
     });
     dashboard.addWidgets(

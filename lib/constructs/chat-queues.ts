@@ -45,9 +45,9 @@ export interface StreamFailureQueue {
 
 /**
  * The on-failure destination of a table stream consumer: Lambda leaves there the coordinates
- * (shard, sequence numbers) of a batch that still failed when its records left the stream, so
- * someone can republish them from the table. Nothing consumes it, so it has no dead-letter queue;
- * it keeps messages for the 14-day maximum, and an alarm fires on the first one.
+ * (shard, sequence numbers) of a batch that still failed after its retries (`streamRetryPolicy`),
+ * so someone can republish them from the table. Nothing consumes it, so it has no dead-letter
+ * queue; it keeps messages for the 14-day maximum, and an alarm fires whenever new ones arrive.
  */
 export function streamFailureQueue(scope: Construct, consumerId: string): StreamFailureQueue {
   const id = `${consumerId}Failures`;
@@ -60,7 +60,7 @@ export function streamFailureQueue(scope: Construct, consumerId: string): Stream
     id: 'AwsSolutions-SQS3',
     reason:
       'An on-failure destination that no function consumes: messages move to a dead-letter queue only after failed ' +
-      'receives, which never happen here. It keeps its messages 14 days and alarms on the first one.',
+      'receives, which never happen here. It keeps its messages 14 days and alarms when new ones arrive.',
   });
   return { id, queue };
 }

@@ -48,7 +48,8 @@ export class ChatSecrets extends Construct {
             }
           : // A placeholder, not a secret: the operator replaces it with the provider's key.
             { secretStringValue: SecretValue.unsafePlainText(UNSET_SECRET_PLACEHOLDER) }),
-        removalPolicy: definition.retain ? RemovalPolicy.RETAIN : props.removalPolicy,
+        // Retained except when the deploy that created it rolls back: then nothing was encrypted with it yet.
+        removalPolicy: definition.retain ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : props.removalPolicy,
       });
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',

@@ -6,13 +6,17 @@ import { tableSchema } from '../table.ts';
 /**
  * The service's single DynamoDB table with its secure defaults fixed in one place: keys and indexes
  * from `tableSchema` (`lib/table.ts`, shared with the local runtime), on-demand billing,
- * point-in-time recovery, TTL, AWS-managed encryption, deletion protection, retained on stack
- * deletion, and a change stream of new images that carries the domain events to their publisher.
+ * point-in-time recovery, TTL, AWS-managed encryption, retained on stack deletion and replacement
+ * (but deleted when the deploy that created it rolls back, so a failed first deploy leaves no table
+ * behind), and a change stream of new images that carries the domain events to their publisher.
+ *
+ * Deletion protection, when on, also keeps a rolled-back first deploy from deleting the table
+ * (the rollback stops at it), so it is a setting: on for 'prod' by default.
  */
 export class ChatTable extends Construct {
   public readonly table: TableV2;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: { readonly deletionProtection: boolean }) {
     super(scope, id);
 
     this.table = new TableV2(this, 'Table', {
@@ -29,8 +33,8 @@ export class ChatTable extends Construct {
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryptionV2.awsManagedKey(),
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: props.deletionProtection,
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
   }
 }

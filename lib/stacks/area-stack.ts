@@ -3,7 +3,7 @@ import type { HttpApi, WebSocketApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import type { BoundResources } from '../bindings.ts';
 import {
   addGatewayAnsweredFrame,
@@ -20,6 +20,38 @@ import { addEventSubscriber } from '../constructs/chat-subscribers.ts';
 import { ChatWorkflow } from '../constructs/chat-workflows.ts';
 import { type Area, type FunctionEntry, functionsOf } from '../routes/index.ts';
 import { type ChatConfig, sharedEnvironment } from './chat-config.ts';
+
+/**
+ * How many of an area's API routes CloudFormation may create (or replace) at once. Every route,
+ * integration and permission is a change to one shared API, and API Gateway answers
+ * `ConflictException` (concurrent modification) to many at once: each area lays its routes in
+ * this many dependency chains (route i waits for route i - chains), so a stack with 40 routes
+ * sends 2 at a time instead of 40. Areas deploy in parallel; each adds at most this many.
+ */
+export const ROUTE_CREATION_CHAINS = 2;
+
+/**
+ * The most batches an AI consumer (a queue consumer or event subscriber bound to `outbound:ai`)
+ * may run at once: its event source's maximum concurrency bounds its share of the account's
+ * concurrency and of the provider's rate limit without reserving anything.
+ */
+export const AI_CONSUMER_MAX_CONCURRENCY = 5;
+
+/** Whether a function of the wiring table calls the AI model. */
+export const callsTheModel = (entry: { readonly bindings: readonly string[] }): boolean => entry.bindings.includes('outbound:ai');
+
+/**
+ * Makes every group of `groups` wait for the group `chains` places before it: at most `chains` of
+ * them are created at once, in the order given. Groups are construct subtrees (a route with its
+ * integration and permission), so a whole route waits, and its logical ids do not change.
+ */
+export function chainCreation(groups: readonly (readonly IConstruct[])[], chains: number): void {
+  groups.forEach((group, index) => {
+    const before = groups[index - chains];
+    if (!before) return;
+    for (const construct of group) construct.node.addDependency(...before);
+  });
+}
 
 /** What the root stack shares with every area. */
 export interface SharedResources extends Omit<BoundResources, 'stateMachine'> {
@@ -109,29 +141,40 @@ export class AreaStack extends NestedStack {
     };
 
     const functionUrls = new Map<string, FunctionUrl>();
+    const apiRoutes: IConstruct[][] = [];
     for (const route of area.httpRoutes ?? []) {
       const description = `${route.method} ${route.path}: ${route.summary}`;
       if ((route.transport ?? 'httpApi') === 'functionUrl') {
         const fn = create(entryOf(route.id), {
           description,
           timeout: streamingRouteTimeout,
-          reserved: route.reservedConcurrency === 'streams' ? config.streamConcurrency : undefined,
+          reserved: route.reservedConcurrency === 'streams' ? config.streamReservedConcurrency : undefined,
         });
         functionUrls.set(route.id, addStreamingUrl(route, fn, config));
       } else {
-        addHttpRoute(this, shared.httpApi, route, create(entryOf(route.id), { description }));
+        const reserved = callsTheModel(entryOf(route.id)) ? config.aiReservedConcurrency : undefined;
+        apiRoutes.push([addHttpRoute(this, shared.httpApi, route, create(entryOf(route.id), { description, reserved }))]);
       }
     }
     this.functionUrls = functionUrls;
 
     for (const route of area.webSocketRoutes ?? []) {
       const fn = create(entryOf(route.id), { description: `WebSocket ${route.routeKey}: ${route.summary}` });
-      addWebSocketRoute(this, shared.webSocketApi, route, fn);
+      apiRoutes.push([addWebSocketRoute(this, shared.webSocketApi, route, fn)]);
     }
     for (const frame of (area.frames ?? []).filter((candidate) => candidate.answer)) {
-      addGatewayAnsweredFrame(this, shared.webSocketApi, frame);
+      apiRoutes.push(addGatewayAnsweredFrame(this, shared.webSocketApi, frame));
     }
+    chainCreation(apiRoutes, ROUTE_CREATION_CHAINS);
 
+    for (const consumer of [...(area.queueConsumers ?? []), ...(area.eventSubscribers ?? [])]) {
+      if (callsTheModel(consumer) && consumer.maxConcurrency > AI_CONSUMER_MAX_CONCURRENCY) {
+        throw new Error(
+          `${consumer.id} calls the AI model with maxConcurrency ${consumer.maxConcurrency}; AI consumers run at most ` +
+            `${AI_CONSUMER_MAX_CONCURRENCY} batches at once (AI_CONSUMER_MAX_CONCURRENCY, lib/stacks/area-stack.ts)`,
+        );
+      }
+    }
     for (const consumer of area.queueConsumers ?? []) {
       const queue = shared.sharedQueues.get(consumer.queue);
       if (!queue) throw new Error(`Consumer ${consumer.id} reads ${consumer.queue}, which is not a shared queue of lib/routes/`);
@@ -166,6 +209,7 @@ export class AreaStack extends NestedStack {
       stateMachines: new Map<string, IStateMachine>([...workflows].map(([machineId, workflow]) => [machineId, workflow.stateMachine])),
       queues,
       failureQueues,
+      streamConsumerIds: (area.streamConsumers ?? []).map((consumer) => consumer.id),
     });
   }
 }

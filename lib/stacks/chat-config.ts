@@ -24,11 +24,33 @@ export interface ChatConfig {
   /**
    * Concurrent executions reserved for, and capping, each streaming route (SSE). Every open stream
    * holds an execution for up to `SSE_MAX_DURATION_SECONDS`; the cap keeps a crowd of streams from
-   * taking the concurrency `$default` and `POST /messages` need. Reserved concurrency comes out of
-   * the account's pool, which must keep 100 unreserved: lower this on accounts with a small limit.
-   * @default 100
+   * taking the concurrency `$default` and `POST /messages` need. Off by default: a reservation comes
+   * out of the account's pool, which Lambda keeps at least 100 unreserved, so an account whose quota
+   * is under 100 plus every reservation fails the deploy (new accounts start at 10 to 50).
+   * At least {@link MINIMUM_RESERVED_CONCURRENCY} when set.
+   * @default - none: the streams share the account pool, held back by the per-user stream cap
    */
-  readonly streamConcurrency: number;
+  readonly streamReservedConcurrency?: number;
+  /**
+   * Concurrent executions reserved for, and capping, each HTTP route that calls the AI model
+   * (bound to `outbound:ai`). Off by default for the same reason as `streamReservedConcurrency`;
+   * the routes are bounded by their stage throttle ({@link ChatConfig.aiThrottleRateLimit}) either way.
+   * At least {@link MINIMUM_RESERVED_CONCURRENCY} when set.
+   * @default - none
+   */
+  readonly aiReservedConcurrency?: number;
+  /**
+   * Steady-state requests per second of each HTTP route that calls the AI model (a route setting of
+   * the HTTP stage). With a route's 29 s timeout it bounds the route's concurrency at about
+   * rate × seconds per call + burst, without reserving any of the account's pool.
+   * @default 2
+   */
+  readonly aiThrottleRateLimit: number;
+  /**
+   * Burst requests of each HTTP route that calls the AI model.
+   * @default 5
+   */
+  readonly aiThrottleBurstLimit: number;
   /**
    * Provider base URLs (`FCM_BASE_URL`, `AI_BASE_URL`, ... of `outboundHosts` in `lib/bindings.ts`),
    * for functions bound to them; unset ones keep the real hosts.
@@ -72,11 +94,31 @@ export interface ChatConfig {
    */
   readonly http5xxAlarmPercent: number;
   /**
-   * What happens to log groups and the alarm topic's KMS key when they are removed from the stack.
-   * The table is always retained.
-   * @default RemovalPolicy.RETAIN for the stage 'prod', RemovalPolicy.DESTROY otherwise
+   * HTTP API p99 latency, in milliseconds, above which the latency alarm fires. The AI routes may
+   * take up to 29 s, so the default leaves them room.
+   * @default 5000
+   */
+  readonly httpLatencyP99AlarmMs: number;
+  /**
+   * `ClaimedAccountConcurrency` (the account's Lambda concurrency in use or reserved) at which the
+   * account concurrency alarm fires: set it to about 80 % of the account's quota.
+   * @default 800 (80 % of the default quota of 1,000)
+   */
+  readonly accountConcurrencyAlarmThreshold: number;
+  /**
+   * What happens to log groups and the KMS keys when they are removed from the stack. The table and
+   * the webhook key are always retained. "Retain" is always `RETAIN_ON_UPDATE_OR_DELETE`: a first
+   * deploy that rolls back deletes what it created instead of leaving it behind, billed.
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE for the stage 'prod', RemovalPolicy.DESTROY otherwise
    */
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on the table. The table is retained on stack deletion either way;
+   * with protection on, a first deploy that rolls back cannot delete the table it created and its
+   * rollback stops there (ROLLBACK_FAILED) until the table is deleted by hand.
+   * @default true for the stage 'prod', false otherwise
+   */
+  readonly tableDeletionProtection: boolean;
   /**
    * Target account.
    * @default - environment-agnostic (`CDK_DEFAULT_ACCOUNT` is not read, so synth needs no credentials)
@@ -88,6 +130,15 @@ export interface ChatConfig {
    */
   readonly region?: string;
 }
+
+/**
+ * The smallest reservation `streamReservedConcurrency` and `aiReservedConcurrency` accept: below it a
+ * handful of clients would hold every slot (an SSE stream keeps its execution for minutes).
+ */
+export const MINIMUM_RESERVED_CONCURRENCY = 5;
+
+/** Lambda keeps this much of an account's concurrency unreserved; reservations must leave it. */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
 
 /** The model settings a deployment may choose (CDK context keys of the same names). */
 export const AI_MODEL_SETTINGS = ['AI_MODEL', 'AI_SUGGEST_MODEL', 'AI_SUMMARY_MODEL'] as const;
@@ -101,7 +152,8 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     vapidSubject: 'mailto:push-operator@example.com',
     pushEnvironment: 'production',
     aiModels: {},
-    streamConcurrency: 100,
+    aiThrottleRateLimit: 2,
+    aiThrottleBurstLimit: 5,
     providerUrls: {},
     logLevel: 'INFO',
     corsAllowOrigins: ['*'],
@@ -109,7 +161,10 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     throttleBurstLimit: 1000,
     webSocketAccessLogs: false,
     http5xxAlarmPercent: 5,
-    removalPolicy: stage === 'prod' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    httpLatencyP99AlarmMs: 5000,
+    accountConcurrencyAlarmThreshold: 800,
+    removalPolicy: stage === 'prod' ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
+    tableDeletionProtection: stage === 'prod',
     ...withoutUndefined(overrides),
   };
   if (!/^[A-Za-z][A-Za-z0-9-]{0,20}$/.test(config.stage)) {
@@ -124,8 +179,27 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(config.pushEnvironment)) {
     throw new Error(`pushEnvironment must be 1-64 letters, digits or _ . -, got "${config.pushEnvironment}"`);
   }
-  if (!Number.isInteger(config.streamConcurrency) || config.streamConcurrency < 1) {
-    throw new Error(`streamConcurrency must be a positive integer, got ${config.streamConcurrency}`);
+  for (const setting of ['streamReservedConcurrency', 'aiReservedConcurrency'] as const) {
+    const reserved = config[setting];
+    if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < MINIMUM_RESERVED_CONCURRENCY)) {
+      throw new Error(
+        `${setting} must be an integer of at least ${MINIMUM_RESERVED_CONCURRENCY}, or unset (no reservation), got ${reserved}. ` +
+          `A reservation needs an account concurrency quota of ${LAMBDA_UNRESERVED_MINIMUM} plus every reservation (docs/operations.md).`,
+      );
+    }
+  }
+  for (const setting of [
+    'aiThrottleRateLimit',
+    'aiThrottleBurstLimit',
+    'httpLatencyP99AlarmMs',
+    'accountConcurrencyAlarmThreshold',
+  ] as const) {
+    if (!Number.isInteger(config[setting]) || config[setting] < 1) {
+      throw new Error(`${setting} must be a positive integer, got ${config[setting]}`);
+    }
+  }
+  if (config.removalPolicy === RemovalPolicy.RETAIN) {
+    throw new Error('removalPolicy RETAIN would leave a rolled-back first deploy behind, billed: use RETAIN_ON_UPDATE_OR_DELETE');
   }
   for (const [setting, url] of Object.entries(config.providerUrls)) {
     if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`${setting} must be an http(s) URL, got "${url}"`);
@@ -154,6 +228,12 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
     if (!Number.isFinite(parsed)) throw new Error(`Context ${key} must be a number, got "${value}"`);
     return parsed;
   };
+  const flag = (key: string): boolean | undefined => (text(key) === undefined ? undefined : text(key) === 'true');
+  // `off` (or leaving the key out) means no reservation; any other value must pass resolveChatConfig.
+  const reservation = (key: string): number | undefined => (text(key)?.toLowerCase() === 'off' ? undefined : number(key));
+  if (text('streamConcurrency') !== undefined) {
+    throw new Error('Context streamConcurrency was renamed streamReservedConcurrency, and is now off unless set (docs/operations.md)');
+  }
   const origins = text('corsAllowOrigins');
   return withoutUndefined({
     stage: text('stage'),
@@ -166,7 +246,10 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
         return model === undefined ? [] : [[setting, model]];
       }),
     ),
-    streamConcurrency: number('streamConcurrency'),
+    streamReservedConcurrency: reservation('streamReservedConcurrency'),
+    aiReservedConcurrency: reservation('aiReservedConcurrency'),
+    aiThrottleRateLimit: number('aiThrottleRateLimit'),
+    aiThrottleBurstLimit: number('aiThrottleBurstLimit'),
     providerUrls: Object.fromEntries(
       Object.values(outboundHosts).flatMap((host) => {
         const url = text(host.setting);
@@ -180,9 +263,12 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
       .filter(Boolean),
     throttleRateLimit: number('throttleRateLimit'),
     throttleBurstLimit: number('throttleBurstLimit'),
-    webSocketAccessLogs: text('webSocketAccessLogs') === undefined ? undefined : text('webSocketAccessLogs') === 'true',
+    webSocketAccessLogs: flag('webSocketAccessLogs'),
+    tableDeletionProtection: flag('tableDeletionProtection'),
     alarmEmail: text('alarmEmail'),
     http5xxAlarmPercent: number('http5xxAlarmPercent'),
+    httpLatencyP99AlarmMs: number('httpLatencyP99AlarmMs'),
+    accountConcurrencyAlarmThreshold: number('accountConcurrencyAlarmThreshold'),
     account: text('account'),
     region: text('region'),
   } satisfies Partial<ChatConfig>);

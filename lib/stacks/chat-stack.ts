@@ -1,6 +1,6 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { ChatApis } from '../constructs/chat-apis.ts';
+import { ChatApis, throttleHttpRoutes } from '../constructs/chat-apis.ts';
 import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
 import type { ChatFunction } from '../constructs/chat-function.ts';
 import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observability.ts';
@@ -9,7 +9,7 @@ import { ChatSecrets } from '../constructs/chat-secrets.ts';
 import { ChatTable } from '../constructs/chat-table.ts';
 import { type Area, areas as wiredAreas, queues as wiredQueues } from '../routes/index.ts';
 import { tableSchema } from '../table.ts';
-import { AreaStack, type SharedResources } from './area-stack.ts';
+import { AreaStack, callsTheModel, type SharedResources } from './area-stack.ts';
 import type { ChatConfig } from './chat-config.ts';
 
 /** Properties of {@link ChatStack}. */
@@ -52,7 +52,7 @@ export class ChatStack extends Stack {
     super(scope, id, props);
     const { config } = props;
 
-    this.storage = new ChatTable(this, 'Storage');
+    this.storage = new ChatTable(this, 'Storage', { deletionProtection: config.tableDeletionProtection });
     this.secrets = new ChatSecrets(this, 'Secrets', { stage: config.stage, removalPolicy: config.removalPolicy });
     this.events = new ChatEventTopic(this, 'EventTopic', { stage: config.stage, keyRemovalPolicy: config.removalPolicy });
     this.async = new ChatQueues(this, 'Async', { definitions: wiredQueues });
@@ -92,12 +92,21 @@ export class ChatStack extends Stack {
     this.areas = areaStacks;
     this.functions = functions;
 
+    // The AI routes hold a function for up to 29 s each: a route throttle bounds their concurrency
+    // (rate × seconds per call + burst) without reserving any of a small account's pool.
+    const aiRouteKeys = (props.areas ?? wiredAreas)
+      .flatMap((area) => area.httpRoutes ?? [])
+      .filter((route) => (route.transport ?? 'httpApi') === 'httpApi' && callsTheModel(route))
+      .map((route) => `${route.method} ${route.path}`);
+    throttleHttpRoutes(this.api.httpStage, aiRouteKeys, { rateLimit: config.aiThrottleRateLimit, burstLimit: config.aiThrottleBurstLimit });
+
     this.observability = new ChatObservability(this, 'Observability', {
       stage: config.stage,
       alarmTopic: this.alarmTopic.topic,
       httpStage: this.api.httpStage,
       webSocketStage: this.api.webSocketStage,
       table: this.storage.table,
+      eventTopic: this.events.topic,
       queues: [...this.async.all.values()],
       areas: [...areaStacks.values()].map((areaStack) => ({
         id: areaStack.area.id,
@@ -108,7 +117,16 @@ export class ChatStack extends Stack {
         areaAlarm: areaStack.alarms.areaAlarm,
       })),
       http5xxAlarmPercent: config.http5xxAlarmPercent,
+      httpLatencyP99AlarmMs: config.httpLatencyP99AlarmMs,
+      accountConcurrencyAlarmThreshold: config.accountConcurrencyAlarmThreshold,
     });
+    if (!config.alarmEmail) {
+      Annotations.of(this).addWarningV2(
+        'chat:alarms:noAlarmEmail',
+        `No alarmEmail: every alarm notifies the topic "chat-${config.stage} alarms", which nobody is subscribed to. ` +
+          'Deploy with -c alarmEmail=ops@example.com, or subscribe to the AlarmTopicArn output yourself.',
+      );
+    }
 
     new CfnOutput(this, 'HttpApiUrl', { value: this.api.httpStage.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'WebSocketUrl', { value: this.api.webSocketStage.url, description: 'wss:// URL for clients' });

@@ -551,10 +551,10 @@ describe('stacks', () => {
 });
 
 describe('table', () => {
-  it('is on-demand with TTL, point-in-time recovery, deletion protection and AWS-managed encryption, and retained', () => {
+  it('is on-demand with TTL, point-in-time recovery and AWS-managed encryption, and retained except on a rolled-back create', () => {
     main.root.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
     main.root.hasResource('AWS::DynamoDB::GlobalTable', {
-      DeletionPolicy: 'Retain',
+      DeletionPolicy: 'RetainExceptOnCreate',
       UpdateReplacePolicy: 'Retain',
       Properties: Match.objectLike({
         BillingMode: 'PAY_PER_REQUEST',
@@ -567,7 +567,8 @@ describe('table', () => {
         Replicas: [
           Match.objectLike({
             PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-            DeletionProtectionEnabled: true,
+            // Off outside 'prod': with it, a rolled-back first deploy could not delete the table it created.
+            DeletionProtectionEnabled: false,
           }),
         ],
       }),
@@ -667,6 +668,27 @@ describe('APIs', () => {
     });
   });
 
+  it('lets browsers send every x- header an HTTP API handler reads (X-Service-Project-Id of web push included)', () => {
+    // Every module of the HTTP handlers, and the shared wrapper that authenticates them.
+    const sources = [
+      ...readdirSync(path.join(functionsDir, 'http'), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => path.join(functionsDir, 'http', file)),
+      path.join(functionsDir, 'shared/http.ts'),
+    ];
+    const read = new Set(
+      sources.flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/headers\[['"](x-[a-z-]+)['"]\]/g)].map((match) => match[1] as string),
+      ),
+    );
+    const allowed = new Set(corsAllowHeaders.map((header) => header.toLowerCase()));
+
+    expect(read).toContain('x-service-project-id');
+    expect([...read].filter((header) => !allowed.has(header))).toEqual([]);
+    expect(read).toContain('x-service-api-key');
+    expect(corsAllowHeaders).toContain('X-Service-Project-Id');
+  });
+
   it('has a WebSocket API with an auto-deployed, throttled prod stage', () => {
     const apiId = [...main.rootNames].find(([, name]) => name === 'WebSocket API')?.[0];
     main.root.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
@@ -699,6 +721,17 @@ describe('APIs', () => {
         IntegrationResponseKey: '/200/',
         ResponseTemplates: { '200': JSON.stringify(frame.answer) },
       });
+      // The catch-all: any other status of the integration answers the same frame.
+      template.hasResourceProperties('AWS::ApiGatewayV2::IntegrationResponse', {
+        IntegrationId: integrationId,
+        IntegrationResponseKey: '$default',
+        ResponseTemplates: { '200': JSON.stringify(frame.answer) },
+      });
+      expect(
+        Object.values(template.findResources('AWS::ApiGatewayV2::IntegrationResponse')).filter(
+          (response) => response.Properties.IntegrationId.Ref === integrationId.Ref,
+        ),
+      ).toHaveLength(2);
       expect(route.Properties.RouteResponseSelectionExpression).toBe('$default');
       template.hasResourceProperties('AWS::ApiGatewayV2::RouteResponse', { RouteId: { Ref: routeId }, RouteResponseKey: '$default' });
     }
@@ -1109,7 +1142,7 @@ describe.each(eventSubscribers)('event subscriber $id', (subscriber) => {
 });
 
 describe.each(streamConsumers)('stream consumer $id', (consumer) => {
-  it('reads the table stream from TRIM_HORIZON with its filters, partial batch responses, retries until records expire, and notes failed batches in its queue', () => {
+  it('reads the table stream from TRIM_HORIZON with its filters, partial batch responses, bounded retries that bisect the batch, and notes failed batches in its queue', () => {
     const entry = entryOf(consumer.id);
     const view = viewOfFunction(entry);
     const mapping = mappingOf(view, functionOf(entry));
@@ -1119,8 +1152,9 @@ describe.each(streamConsumers)('stream consumer $id', (consumer) => {
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: consumer.batchSize,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      MaximumRetryAttempts: -1,
-      MaximumRecordAgeInSeconds: 24 * 3600,
+      MaximumRetryAttempts: 10,
+      MaximumRecordAgeInSeconds: 3600,
+      BisectBatchOnFunctionError: true,
     });
     expect((mapping.FilterCriteria.Filters as Array<{ Pattern: string }>).map((filter) => JSON.parse(filter.Pattern))).toEqual(
       consumer.filters,
@@ -1183,10 +1217,10 @@ describe.each(streamingRoutes)('streaming route $id ($method $path)', (route) =>
     expect(handlerConfig.SSE_MAX_DURATION_SECONDS).toBeLessThan(streamingRouteTimeout.toSeconds());
   });
 
-  it('reserves (and is capped at) 100 concurrent executions by default', () => {
+  it('reserves no concurrency by default (a reservation is streamReservedConcurrency, off unless set)', () => {
     expect(route.reservedConcurrency).toBe('streams');
-    expect(resolveChatConfig().streamConcurrency).toBe(100);
-    expect(view().resources[functionIdIn(view(), route.id)]?.Properties.ReservedConcurrentExecutions).toBe(100);
+    expect(resolveChatConfig().streamReservedConcurrency).toBeUndefined();
+    expect(view().resources[functionIdIn(view(), route.id)]?.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('is a root stack output (SseUrl) carrying the function URL', () => {
@@ -1211,14 +1245,12 @@ describe('function URLs', () => {
     expect(new Set(publicTargets)).toEqual(new Set(streamingRoutes.map((route) => `<${route.id} function>.Arn`)));
   });
 
-  it('reserve concurrency for the streaming routes only', () => {
+  it('reserve no concurrency by default, so the app deploys on an account with the smallest quota', () => {
     const reserved = resourcesOfType('AWS::Lambda::Function')
       .filter(({ resource }) => resource.Properties.ReservedConcurrentExecutions !== undefined)
       .map(({ view, id }) => view.names.get(id));
 
-    expect(reserved.sort()).toEqual(
-      streamingRoutes.filter((route) => route.reservedConcurrency === 'streams').map((route) => `${route.id} function`),
-    );
+    expect(reserved).toEqual([]);
   });
 
   it('are output as SseUrl while there is one streaming route, as <RouteId>SseUrl each once there are several', () => {
@@ -1318,7 +1350,7 @@ describe.each(generatedSecrets)('secret %s', (secretId, definition) => {
     expect(generate.PasswordLength).toBe(definition.generate.length);
     expect(generate.SecretStringTemplate).toBeUndefined();
     expect(secret.Properties.SecretString).toBeUndefined();
-    expect(secret.DeletionPolicy).toBe(definition.retain ? 'Retain' : 'Delete');
+    expect(secret.DeletionPolicy).toBe(definition.retain ? 'RetainExceptOnCreate' : 'Delete');
   });
 });
 
@@ -1357,7 +1389,7 @@ describe('bindings', () => {
 });
 
 describe('observability', () => {
-  it('alarms on any message in any dead-letter queue or stream failure queue, root and areas, in the stack that holds the queue', () => {
+  it('alarms when messages arrive in any dead-letter queue or stream failure queue (the count rising), in the stack that holds the queue', () => {
     const stacks = [
       { template: main.root, names: main.rootNames, resources: main.rootResources },
       ...[...main.views.values()].map((view) => ({ template: view.template, names: view.names, resources: view.resources })),
@@ -1367,11 +1399,24 @@ describe('observability', () => {
       for (const [queueId, queue] of Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::SQS::Queue')) {
         if (queue.Properties.RedrivePolicy) continue;
         template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-          Namespace: 'AWS/SQS',
-          MetricName: 'ApproximateNumberOfMessagesVisible',
-          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+          Metrics: [
+            Match.objectLike({ Expression: 'DIFF(visible)', ReturnData: true }),
+            Match.objectLike({
+              Id: 'visible',
+              ReturnData: false,
+              MetricStat: Match.objectLike({
+                Metric: {
+                  Namespace: 'AWS/SQS',
+                  MetricName: 'ApproximateNumberOfMessagesVisible',
+                  Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+                },
+                Stat: 'Maximum',
+              }),
+            }),
+          ],
           ComparisonOperator: 'GreaterThanThreshold',
           Threshold: 0,
+          EvaluationPeriods: 1,
         });
         alarmed.push(names.get(queueId) as string);
       }
@@ -1385,6 +1430,9 @@ describe('observability', () => {
         ...streamConsumers.map((consumer) => `${consumer.id}Failures queue`),
       ].sort(),
     );
+    // No alarm on "any message" any more: it would stay in alarm for 14 days and never notify again.
+    const allAlarms = [...stacks.flatMap(({ template }) => Object.values(template.findResources('AWS::CloudWatch::Alarm')))];
+    expect(allAlarms.filter((alarm) => alarm.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toEqual([]);
   });
 
   it.each(areas)('$id area: an error alarm per function and a failed-executions alarm per state machine, in its own stack', (area) => {
@@ -1435,7 +1483,16 @@ describe('observability', () => {
     ];
 
     expect(alarms.length).toBe(
-      functionEntries.length + stateMachines.length + queues.length + eventSubscribers.length + streamConsumers.length + 2,
+      functionEntries.length +
+        // failed and timed-out executions
+        2 * stateMachines.length +
+        // dead letters arriving and the oldest message's age
+        2 * (queues.length + eventSubscribers.length) +
+        // failed batches arriving and the iterator age
+        2 * streamConsumers.length +
+        // 5xx, p99 latency, WebSocket integration errors, Lambda throttles, account concurrency, table throttles,
+        // event topic delivery failures, events publish failures, webhook deliveries failed
+        9,
     );
     expect(new Set(alarms)).toEqual(new Set(['[[<alarm topic>], [<alarm topic>]]']));
   });
@@ -1541,7 +1598,8 @@ describe('configuration', () => {
   const overrides = {
     rateLimitMessagesPerMinute: 30,
     logLevel: 'DEBUG',
-    streamConcurrency: 25,
+    streamReservedConcurrency: 25,
+    aiReservedConcurrency: 10,
     providerUrls: { [outboundHosts.fcm.setting]: 'http://127.0.0.1:4010' },
   } satisfies Partial<ChatConfig>;
   const configured = resolveChatConfig(overrides);
@@ -1574,11 +1632,21 @@ describe('configuration', () => {
     );
   });
 
-  it('reserves streamConcurrency executions for each streaming route', () => {
-    for (const route of streamingRoutes) {
-      const view = viewOf(areaOfRoute(route.id), synth);
-      expect(view.resources[functionIdIn(view, route.id)]?.Properties.ReservedConcurrentExecutions).toBe(25);
-    }
+  it('reserves streamReservedConcurrency executions for each streaming route, aiReservedConcurrency for each AI route, no other', () => {
+    const reserved = resourcesOfType('AWS::Lambda::Function', synth)
+      .filter(({ resource }) => resource.Properties.ReservedConcurrentExecutions !== undefined)
+      .map(({ view, id, resource }) => `${view.names.get(id)}: ${resource.Properties.ReservedConcurrentExecutions}`);
+    const aiRoutes = httpRoutes.filter((route) => route.bindings.includes('outbound:ai') && route.transport !== 'functionUrl');
+
+    expect(aiRoutes.map((route) => route.id).sort()).toEqual(['InvokeAgent', 'StartRoomHandoff', 'SuggestReplies', 'SummarizeThread']);
+    expect(reserved.sort()).toEqual(
+      [
+        ...streamingRoutes.map((route) => `${route.id} function: 25`),
+        ...aiRoutes.map((route) => `${route.id} function: 10`),
+        // The probe areas' AI-bound route is an HTTP route too.
+        'ProbeAi function: 10',
+      ].sort(),
+    );
   });
 
   it('puts no secret value in any template, even one set in context', () => {
@@ -1596,8 +1664,8 @@ describe('configuration', () => {
     }
   });
 
-  it('rejects a stream concurrency or provider URL the functions could not use', () => {
-    expect(() => resolveChatConfig({ streamConcurrency: 0 })).toThrow(/streamConcurrency must be a positive integer/);
+  it('rejects a reservation or provider URL the functions could not use', () => {
+    expect(() => resolveChatConfig({ streamReservedConcurrency: 0 })).toThrow(/streamReservedConcurrency must be an integer of at least 5/);
     expect(() => resolveChatConfig({ vapidSubject: 'push@example.com' })).toThrow(/vapidSubject must begin with mailto: or https:\/\//);
     expect(() => resolveChatConfig({ pushEnvironment: 'prod env' })).toThrow(/pushEnvironment must be/);
     expect(() => resolveChatConfig({ providerUrls: { FCM_BASE_URL: 'fcm.googleapis.com' } })).toThrow(

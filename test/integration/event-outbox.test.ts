@@ -3,9 +3,11 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitEvents, newEvent, outboxPut } from '#domain/events/outbox';
+import { EVENTS_PUBLISH_FAILED_METRIC } from '#domain/events/publisher';
 import { messageKey } from '#shared/db/message';
 import { outboxKey } from '#shared/db/outbox';
 import { webhookKey } from '#shared/db/webhook';
+import { addMetricSink } from '#shared/metrics';
 import { handler as dispatchWebhooks } from '../../functions/workers/dispatch-webhooks';
 import { handler as publishEvents } from '../../functions/workers/publish-events';
 import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
@@ -117,6 +119,38 @@ describe('a stream record whose event breaks the catalogue', () => {
 
     // Assess
     expect(events).toEqual([after]);
+  });
+});
+
+describe('stream records the topic refuses', () => {
+  it('go back to the stream from the first one, and each counts as events_publish_failed (the publisher alarm)', async () => {
+    // Prepare: three outbox records; the topic they go to is gone (deleted, or the wrong ARN)
+    const project = await createTestProject('outbox');
+    const events = Array.from({ length: 3 }, (_, index) =>
+      newEvent('user.event', project.projectId, { userId: 'u', event: `refused ${index}`, data: {} }),
+    );
+    const records: DynamoDBStreamEvent['Records'] = events.map((event, index) => {
+      const key = outboxKey(project.projectId, event.id);
+      return {
+        eventName: 'INSERT',
+        dynamodb: { Keys: marshall(key) as never, NewImage: marshall({ ...key, event }) as never, SequenceNumber: String(index + 1) },
+      };
+    });
+    const counted: number[] = [];
+    addMetricSink((name, value) => {
+      if (name === EVENTS_PUBLISH_FAILED_METRIC) counted.push(value);
+    });
+    const topicArn = process.env.EVENTS_TOPIC_ARN;
+    process.env.EVENTS_TOPIC_ARN = `${topicArn}-deleted`;
+
+    // Act
+    const answer = await publishEvents({ Records: records }, context).finally(() => {
+      process.env.EVENTS_TOPIC_ARN = topicArn;
+    });
+
+    // Assess
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: '1' }] });
+    expect(counted).toEqual([3]);
   });
 });
 

@@ -9,6 +9,7 @@ import { messageItem } from '#shared/db/message';
 import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, EventCatalogueError, parseEvent } from '#shared/events';
 import { asciiJson } from '#shared/json';
 import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
 import { messageEvents } from './message-events';
 
 /** The endpoint comes from the SDK's resolution (`AWS_ENDPOINT_URL_SNS` for the local stand-in). */
@@ -45,6 +46,9 @@ interface Pending {
   readonly event: DomainEvent;
   readonly body: string;
 }
+
+/** Counted for each stream record handed back unpublished; the `EventsPublishFailedAlarm` watches it. */
+export const EVENTS_PUBLISH_FAILED_METRIC = 'events_publish_failed';
 
 /**
  * Publishes the events of a batch of stream records, in as few SNS requests as the limits allow
@@ -91,6 +95,8 @@ export async function publishRecords(records: readonly DynamoDBRecord[]): Promis
     }
   };
   await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, batches.length) }, worker));
+  // The failed record and every later one go back to the stream.
+  if (firstFailed !== undefined) countMetric(EVENTS_PUBLISH_FAILED_METRIC, records.length - firstFailed);
   return firstFailed;
 }
 

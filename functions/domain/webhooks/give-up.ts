@@ -1,0 +1,54 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { deliveryItem, deliveryKey } from '#shared/db/webhook';
+import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
+import { type AttemptState, WEBHOOK_FAILED_METRIC } from './deliveries';
+
+/**
+ * What the retry state machine's `Catch` hands its give-up task: the delivery and the error
+ * (Step Functions' `{ Error, Cause }`) that stopped the schedule.
+ */
+export interface GiveUpInput {
+  readonly projectId: string;
+  readonly deliveryId: string;
+  readonly giveUp: { readonly Error?: string; readonly Cause?: string };
+}
+
+/**
+ * Ends the retry schedule of a delivery whose attempt failed outside the schedule (the attempt
+ * function threw, timed out or could not be invoked): a pending delivery becomes `failed`, the one
+ * state replay accepts, with the error as `last_error`, and counts as a failed delivery. A delivery
+ * that is no longer pending is left as it is.
+ */
+export async function giveUpDelivery(input: GiveUpInput): Promise<AttemptState> {
+  const { projectId, deliveryId } = input;
+  const lastError = `the retry schedule stopped: ${input.giveUp.Error ?? 'unknown error'}`;
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: deliveryKey(projectId, deliveryId),
+        UpdateExpression: 'SET #status = :failed, next_attempt_at = :none, last_error = :error, updatedAt = :now',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':failed': 'failed',
+          ':none': null,
+          ':error': lastError,
+          ':now': new Date().toISOString(),
+          ':pending': 'pending',
+        },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: deliveryKey(projectId, deliveryId), ConsistentRead: true }));
+    const status = Item ? deliveryItem.parse(Item).status : 'failed';
+    logger.warn('giving up on a delivery that is no longer pending; left as it is', { deliveryId, status });
+    return { projectId, deliveryId, status, nextAttemptAt: null };
+  }
+  countMetric(WEBHOOK_FAILED_METRIC);
+  logger.warn('webhook delivery failed: its retry schedule stopped on an error', { deliveryId, error: input.giveUp });
+  return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
+}
