@@ -18,6 +18,10 @@ interface DynamoCall {
   readonly ms: number;
   /** `reported`: from `ConsumedCapacity`; `computed`: DynamoDB Local returned none, so from item sizes; `none`: timing only. */
   readonly capacity: 'reported' | 'computed' | 'none';
+  /** The `pk` of each item the request names by key or writes whole (none for a Query or Scan), to tell one entity's requests from the rest. */
+  readonly partitionKeys: readonly string[];
+  /** The request was refused (a failed condition, a cancelled transaction): still a request, billed, but with no units recorded. */
+  readonly failed?: true;
 }
 
 interface SqsCall {
@@ -99,6 +103,21 @@ function reportedUnits(consumed: unknown, isWrite: boolean): { read: number; wri
   return { read, write };
 }
 
+/** The `pk` values of a request's unmarshalled input (the document client's), as {@link DynamoCall.partitionKeys}. */
+function partitionKeysOf(input: Record<string, any>): string[] {
+  const pkOf = (item: Record<string, unknown> | undefined) => (typeof item?.pk === 'string' ? [item.pk] : []);
+  const single = [...pkOf(input.Key), ...pkOf(input.Item)];
+  const transact = ((input.TransactItems ?? []) as Record<string, any>[]).flatMap((entry) =>
+    Object.values(entry).flatMap((operation: Record<string, any>) => [...pkOf(operation.Key), ...pkOf(operation.Item)]),
+  );
+  const batch = Object.values((input.RequestItems ?? {}) as Record<string, any>).flatMap((requests) =>
+    Array.isArray(requests)
+      ? requests.flatMap((request: Record<string, any>) => [...pkOf(request.PutRequest?.Item), ...pkOf(request.DeleteRequest?.Key)])
+      : ((requests?.Keys ?? []) as Record<string, unknown>[]).flatMap(pkOf),
+  );
+  return [...single, ...transact, ...batch];
+}
+
 type Mark = { dynamo: number; sqs: number };
 
 /** What the instrumented clients have sent since the counters were attached. */
@@ -131,17 +150,34 @@ export async function recording<T>(
   clients.dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as Record<string, unknown>;
+      const partitionKeys = partitionKeysOf(input);
       if (options.capacity) input.ReturnConsumedCapacity = 'INDEXES';
       const started = performance.now();
-      const result = await next(args);
-      const ms = performance.now() - started;
       const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
       const isWrite = WRITES.has(command);
+      let result: Awaited<ReturnType<typeof next>>;
+      try {
+        result = await next(args);
+      } catch (error) {
+        // An error carries no capacity, and the units a refused write is billed are not worth guessing here.
+        recorder.dynamo.push({
+          command,
+          writeUnits: 0,
+          readUnits: 0,
+          ms: performance.now() - started,
+          capacity: 'none',
+          partitionKeys,
+          failed: true,
+        });
+        throw error;
+      }
+      const ms = performance.now() - started;
       const reported = options.capacity
         ? reportedUnits((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity, isWrite)
         : undefined;
-      if (!options.capacity) recorder.dynamo.push({ command, writeUnits: 0, readUnits: 0, ms, capacity: 'none' });
-      else if (reported) recorder.dynamo.push({ command, writeUnits: reported.write, readUnits: reported.read, ms, capacity: 'reported' });
+      if (!options.capacity) recorder.dynamo.push({ command, writeUnits: 0, readUnits: 0, ms, capacity: 'none', partitionKeys });
+      else if (reported)
+        recorder.dynamo.push({ command, writeUnits: reported.write, readUnits: reported.read, ms, capacity: 'reported', partitionKeys });
       else {
         const marshalled = ((context as Record<symbol, unknown>)[CAPTURED_INPUT] ?? input) as Record<string, any>;
         const readUnits = isWrite ? 0 : marshalled.ConsistentRead === true ? 1 : 0.5;
@@ -151,6 +187,7 @@ export async function recording<T>(
           readUnits,
           ms,
           capacity: 'computed',
+          partitionKeys,
         });
       }
       return result;

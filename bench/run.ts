@@ -11,7 +11,9 @@
  *   6. CDK synth: time, resources and template size per stack, today and with 150 more routes
  *   7. push notifications: encryption CPU, sender rate, recipients' cost, message → push latency
  *   8. AI helpers: a thread summary's DynamoDB requests and service time, the largest prompt
- *   9. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
+ *   9. sign-in and stream caps: CPU per sign-in attempt (correct, wrong password, unknown user,
+ *      unknown project), DynamoDB requests per sign-in, and to take and give back a stream's leases
+ *  10. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
  *      Soketi, opt-in), and the AWS work per realtime frame
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
@@ -22,14 +24,15 @@
  *   BENCH_RECEIVERS=10,100,1000  realtime room sizes
  *   BENCH_SOKETI=1            also measure Soketi as a realtime baseline (or `npm run bench -- --soketi`);
  *                             without it the realtime section reports the service and the plain ws server
- *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, webhooks, events,
- *                             push, ai, realtime, bundles, ready, synth) and print their sections instead of
+ *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, webhooks,
+ *                             events, push, ai, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLocalRuntime } from '../lib/local/runtime';
 import { ai } from './ai';
+import { auth } from './auth';
 import { bundles } from './bundles';
 import { events } from './events';
 import { type Bench, type Context, type Goal, machine, type Results, readSettings, renderReport } from './harness';
@@ -44,12 +47,13 @@ import { webhooks } from './webhooks';
 
 /**
  * In the order they run. The message figures come first, with the queue consumers still off so
- * they add no requests; the webhook bench starts them; realtime comes last on the runtime because
+ * they add no requests; sign-in follows while they are still off, as their work would count in its
+ * CPU figures; the webhook bench starts them; realtime comes last on the runtime because
  * it fills rooms with up to 1,000 sockets; the `machine` benches run once the runtime is stopped.
  */
-const runOrder: readonly Bench[] = [messageCost, throughput, webhooks, events, push, ai, realtime, bundles, ready, synth];
+const runOrder: readonly Bench[] = [messageCost, throughput, auth, webhooks, events, push, ai, realtime, bundles, ready, synth];
 /** In the order of docs/performance.md. */
-const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, ai, synth, realtime];
+const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, ai, auth, synth, realtime];
 
 const settings = readSettings(process.env, process.argv);
 const only = process.env.BENCH_ONLY?.split(',').map((id) => id.trim());
