@@ -29,6 +29,8 @@ beforeAll(async () => {
     env: {
       CHAT_OPERATOR_KEY: OPERATOR_KEY,
       RATE_LIMIT_MESSAGES_PER_MINUTE: '100000',
+      // The default, stated: the shared runtime's environment, which this process inherits, raises it.
+      RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE: '10',
       AI_BASE_URL: ai.url,
       AI_MODEL: MODELS.main,
       AI_SUGGEST_MODEL: MODELS.suggest,

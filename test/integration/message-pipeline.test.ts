@@ -223,11 +223,11 @@ describe('the message rate limit', () => {
     // Prepare
     const roomId = await newRoom();
     const sender: UserPrincipal = { ...alice, userId: uniqueId('counted') };
-    await createRoom(sender, { id: `${roomId}-own`, type: 'group', members: [] });
+    await createRoom(sender, { id: `own-${roomId}`, type: 'group', members: [] });
     const window = Math.floor(Date.now() / 60_000);
 
     // Act
-    await sendMessage(sender, { roomId: `${roomId}-own`, content: 'counted' }, { source: 'api' });
+    await sendMessage(sender, { roomId: `own-${roomId}`, content: 'counted' }, { source: 'api' });
 
     // Assess
     const items = await partition(`P#${projectId}#RL#messages#user:${sender.userId}`);
