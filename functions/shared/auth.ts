@@ -8,7 +8,7 @@ import { db, tableName } from '#shared/db/client';
 import { type ProjectItem, projectItem, projectKey, signingSecretBinding } from '#shared/db/project';
 import { ForbiddenError, UnauthorizedError } from '#shared/errors';
 import { openGeneratedKey } from '#shared/generated-keys';
-import { idSchema, PROJECT_ID_PATTERN, RESERVED_ID_PREFIXES } from '#shared/ids';
+import { idSchema, PROJECT_ID_PATTERN, reservedPrefixOf } from '#shared/ids';
 import { logger } from '#shared/logger';
 
 /** A project user, from a verified JWT. */
@@ -182,7 +182,7 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
     const userId = idSchema.safeParse(typeof payload.userId === 'string' ? payload.userId : payload.sub);
     if (!userId.success) throw new UnauthorizedError('invalid_token', 'The token names no valid user id');
     // A customer's backend signs its own tokens: one naming an agent's user would speak as the agent.
-    if (RESERVED_ID_PREFIXES.user.some((prefix) => userId.data.startsWith(prefix))) {
+    if (reservedPrefixOf('user', userId.data) !== undefined) {
       throw new UnauthorizedError('invalid_token', 'The token names a user id the service reserves');
     }
     const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);

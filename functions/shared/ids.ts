@@ -36,9 +36,13 @@ export const RESERVED_ID_PREFIXES = {
   user: [AGENT_USER_PREFIX],
 } as const;
 
+/** The reserved prefix `id` begins with, where it begins with one of `kind`'s. */
+export const reservedPrefixOf = (kind: keyof typeof RESERVED_ID_PREFIXES, id: string): string | undefined =>
+  RESERVED_ID_PREFIXES[kind].find((reserved) => id.startsWith(reserved));
+
 /** `400 reserved_id` for a client-chosen id in a prefix the service keeps for the ids it derives. */
 export function refuseReservedId(kind: keyof typeof RESERVED_ID_PREFIXES, id: string, field: string): void {
-  const prefix = RESERVED_ID_PREFIXES[kind].find((reserved) => id.startsWith(reserved));
+  const prefix = reservedPrefixOf(kind, id);
   if (prefix === undefined) return;
   throw new BadRequestError(
     `Ids beginning with ${prefix} are made by the service`,
