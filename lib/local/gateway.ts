@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { WebSocketServer } from 'ws';
+import { gatewayAnswers, type HttpRoute, httpRoutes, ROUTE_SELECTION_FIELD, webSocketRoutes } from '#wiring';
 import type { ConnectionsTransport } from '../../functions/shared/gateway';
-import { gatewayAnswers, type HttpRoute, httpRoutes, ROUTE_SELECTION_FIELD, webSocketRoutes } from '../routes/index';
 import type { HandlerHost } from './handlers';
 import {
   MAX_FRAME_BYTES,
@@ -177,7 +177,7 @@ export async function startGateway(options: {
   const management = managementApi(sockets, options.managementAccessKeyId, options.managementFaults);
   const wsRoute = (routeKey: string) => {
     const route = webSocketRoutes.find((candidate) => candidate.routeKey === routeKey);
-    if (!route) throw new Error(`No WebSocket route ${routeKey} in lib/routes/`);
+    if (!route) throw new Error(`No WebSocket route ${routeKey} in functions/wiring/`);
     return route;
   };
 

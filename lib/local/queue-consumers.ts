@@ -1,6 +1,6 @@
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { eventSubscribers, queueConsumers } from '../routes/index';
+import { eventSubscribers, queueConsumers } from '#wiring';
 import type { HandlerHost } from './handlers';
 import type { InProcessRequestHandler } from './in-process-handler';
 import { LOCAL_REGION } from './sqs-local';

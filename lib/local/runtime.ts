@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type LocalStandIns, parseBinding, type SecretId, secretDefinitions } from '../bindings';
-import { functionEntries, streamConsumers } from '../routes/index';
+import { functionEntries, streamConsumers } from '#wiring';
+import { type LocalStandIns, parseBinding, type SecretId, secretDefinitions } from '#wiring/bindings';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
@@ -124,7 +124,7 @@ const secretSettings = new Map(
  * stand-in (behind a switch for the publisher), the secrets stand-in, the Step Functions
  * interpreter, the queue consumers and the gateway, with the handler modules running in this
  * process against them through the real AWS SDK clients. Each handler's resources arrive as the
- * variables of its bindings (`lib/bindings.ts`), with the stand-ins' values. Handlers read their
+ * variables of its bindings (`functions/wiring/bindings.ts`), with the stand-ins' values. Handlers read their
  * settings from `process.env` when first imported, so this sets them before any handler loads:
  * one runtime per process.
  */

@@ -11,11 +11,11 @@ import {
 import { isHandoffActive, requireNoHandoff } from '#domain/ai/handoff-state';
 import { mentionedUserIds } from '#domain/events/message-events';
 import { onceFor } from '#domain/events/once';
+import { enforceRouteGuards } from '#domain/guards/route-guards';
 import { readMessages } from '#domain/messages/history';
 import { sendMessage } from '#domain/messages/pipeline';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom, ensureMember } from '#domain/rooms/rooms';
-import { httpRoute } from '#lib/routes';
 import { actorId, type Principal, type UserPrincipal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
@@ -29,8 +29,8 @@ import { ConflictError, HttpError, NotFoundError, RateLimitedError, RoomNotFound
 import type { DomainEvent } from '#shared/events';
 import { AGENT_USER_PREFIX, newId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import { enforceRouteGuards } from '#shared/route-guards';
 import * as z from '#shared/schema';
+import { httpRoute } from '#wiring';
 
 /**
  * In-room AI agents. An agent is a named set of instructions (and optionally a model) that speaks

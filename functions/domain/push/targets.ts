@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { syncRosters, userTargets } from '#domain/push/rosters';
-import { db, isConditionCheckFailure, isConditionFailure, tableName } from '#shared/db/client';
+import { db, isConditionFailure, tableName } from '#shared/db/client';
 import {
   bumpTargetsVersion,
   type DeviceItem,
@@ -283,7 +283,7 @@ async function releaseTarget(
     );
   } catch (error) {
     // Only a failed condition means "not yours"; a conflict stays a retryable 5xx.
-    if (isConditionCheckFailure(error)) throw new NotFoundError(code, message);
+    if (isConditionFailure(error)) throw new NotFoundError(code, message);
     throw error;
   }
   await syncRosters(projectId, userId);
