@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isConditionFailure } from '#shared/db/client';
-import { failedConditionParts, isTransactionConflict } from '#shared/db/transact';
+import { failedConditionParts, isConditionFailure, isTransactionConflict } from '#shared/db/transact';
 
 /** The readings of a failed write, on the error shapes the SDK raises. */
 

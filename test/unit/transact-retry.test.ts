@@ -52,8 +52,7 @@ describe('transactWrite', () => {
   });
 
   it('throws a failed condition at once, for the caller to answer', async () => {
-    const { transactWrite } = await import('#shared/db/transact');
-    const { isConditionFailure } = await import('#shared/db/client');
+    const { transactWrite, isConditionFailure } = await import('#shared/db/transact');
     cancelNext = [['ConditionalCheckFailed', 'TransactionConflict']];
     const error = await transactWrite([part, part]).catch((thrown: unknown) => thrown);
     expect(isConditionFailure(error)).toBe(true);

@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { eventClaimKey, OUTBOX_RETENTION_SECONDS } from '#shared/db/outbox';
+import { isConditionFailure } from '#shared/db/transact';
 import type { DomainEvent } from '#shared/events';
 import { eventSubscribers } from '#wiring';
 

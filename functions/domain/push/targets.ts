@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { syncRosters, userTargets } from '#domain/push/rosters';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import {
   bumpTargetsVersion,
   type DeviceItem,
@@ -17,6 +17,7 @@ import {
   webSubscriptionItem,
   webSubscriptionKey,
 } from '#shared/db/push';
+import { isConditionFailure } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { parseClientUrl } from '#shared/urls';
 

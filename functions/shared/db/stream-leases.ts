@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, tableName } from './client';
+import { db, tableName } from './client';
 import { projectPk } from './keys';
-import { failedConditionParts, transactWrite } from './transact';
+import { failedConditionParts, isConditionFailure, transactWrite } from './transact';
 
 /**
  * The open streams (SSE responses) of a project and of each of its users, as leases: a string set

@@ -50,3 +50,18 @@ export async function transactWrite(parts: readonly TransactPart[]): Promise<voi
     }
   }
 }
+
+/**
+ * True when a conditional write failed because its condition did not hold: a plain conditional
+ * write, or a transaction one of whose conditions failed (`CancellationReasons`). A transaction
+ * cancelled only by a conflict with another one, or by throttling, is not an answer such as "not
+ * yours" but a retryable error (`transactWrite` retries it).
+ */
+export function isConditionFailure(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'ConditionalCheckFailedException') return true;
+  const reasons = (error as { CancellationReasons?: ({ Code?: string } | null)[] } | null)?.CancellationReasons;
+  return (
+    name === 'TransactionCanceledException' && Array.isArray(reasons) && reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')
+  );
+}
