@@ -1,23 +1,18 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { enforceRouteGuards } from '#domain/guards/route-guards';
-import {
-  authenticateApiKey,
-  authenticateToken,
-  bearerToken,
-  constantTimeEqual,
-  type Principal,
-  requireRole,
-  type UserPrincipal,
-} from '#shared/auth';
-import { BadRequestError, errorAnswer, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
-import { logger } from '#shared/logger';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { type AuthenticatedContext, type AuthenticationOptions, authentication } from '#edge/middlewares/authentication';
+import { errorResponse } from '#edge/middlewares/error-response';
+import { observability } from '#edge/middlewares/observability';
+import { routeGuards } from '#edge/middlewares/route-guards';
+import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
+import { type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
+import type { Principal, UserPrincipal } from '#shared/auth';
 import type * as z from '#shared/schema';
-import { traceIdOf } from '#shared/trace-id';
-import { type HttpRoute, httpRoute } from '#wiring';
+import { httpRoute } from '#wiring';
 
-/** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES } from '#edge/middlewares/json-body';
+export { parsePart } from '#edge/middlewares/validation';
 
 export interface HttpRequest<Body, Query, Params> {
   readonly body: Body;
@@ -38,119 +33,18 @@ export interface HttpResult {
   readonly headers?: Record<string, string>;
 }
 
-interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> {
-  readonly body?: B;
-  readonly query?: Q;
-  readonly params?: P;
-}
+/** What a handler adds to `httpHandler` for its route's needs (`operatorAuth` of `#edge/operator-auth`). */
+export type HttpHandlerOptions = Pick<AuthenticationOptions, 'operatorKey'>;
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 => ({
-  statusCode: status,
-  headers: { 'content-type': 'application/json', ...headers },
-  body: body === undefined ? '' : JSON.stringify(body),
-});
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
-type Issue = z.core.$ZodIssue;
+const sourceIpOf = (event: APIGatewayProxyEventV2) => event.requestContext?.http?.sourceIp ?? 'unknown';
 
 /**
- * One entry per offending field. For a union (a body of one shape or another) the shape the input
- * came closest to, the one with strictly the fewest issues, speaks, so the details still name
- * fields; when no shape is closest (none or both given) the union itself is the issue.
- */
-function fieldIssues(issues: readonly Issue[], prefix: readonly PropertyKey[]): { path: PropertyKey[]; message: string }[] {
-  return issues.flatMap((issue) => {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === 'invalid_union') {
-      const fewest = Math.min(...issue.errors.map((branch) => branch.length));
-      const closest = issue.errors.filter((branch) => branch.length === fewest);
-      if (closest.length === 1 && closest[0]) return fieldIssues(closest[0], path);
-    }
-    return [{ path, message: issue.message }];
-  });
-}
-
-function issuesOf(error: z.core.$ZodError, where: string) {
-  return fieldIssues(error.issues, []).map((issue) => ({ field: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
-}
-
-/** Validates one part of a request (`body`, `query`, `path`, ...): a 400 naming each bad field otherwise. Also for handlers outside `httpHandler`. */
-export function parsePart<S extends z.ZodMiniType>(schema: S | undefined, value: unknown, where: string): z.infer<S> {
-  if (!schema) return undefined as z.infer<S>;
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const details = issuesOf(parsed.error, where);
-  throw new BadRequestError(`Invalid request: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, details);
-}
-
-function readJsonBody(event: APIGatewayProxyEventV2): unknown {
-  if (!event.body) return undefined;
-  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body exceeds ${MAX_BODY_BYTES} bytes`);
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new BadRequestError('The body is not valid JSON', undefined, 'invalid_json');
-  }
-}
-
-function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers']): Record<string, string | undefined> {
-  const lower: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = value;
-  return lower;
-}
-
-/** What a handler adds to `httpHandler` for its route's needs. */
-export interface HttpHandlerOptions {
-  /**
-   * Reads the operator key, for routes with `auth: 'operator'` (`operatorAuth` of
-   * `#shared/operator-auth`): given by those handlers only, so only their bundles carry the
-   * Secrets Manager client.
-   */
-  readonly operatorKey?: () => Promise<string | undefined>;
-}
-
-async function authenticate(
-  route: HttpRoute,
-  headers: Record<string, string | undefined>,
-  options: HttpHandlerOptions,
-): Promise<Principal | undefined> {
-  switch (route.auth) {
-    case 'none':
-      return undefined;
-    case 'operator': {
-      if (!options.operatorKey)
-        throw new Error(`Route ${route.id} has auth "operator": build it with operatorAuth (#shared/operator-auth)`);
-      const operatorKey = await options.operatorKey();
-      // Without an operator key the platform routes do not exist, rather than being guessable.
-      if (!operatorKey) throw new NotFoundError('not_found', 'No such route');
-      const given = headers['x-service-operator-key'];
-      if (!given || !constantTimeEqual(given, operatorKey)) {
-        throw new UnauthorizedError('missing_credentials', 'A valid X-Service-Operator-Key header is required');
-      }
-      return undefined;
-    }
-    case 'apiKey': {
-      const apiKey = headers['x-service-api-key'];
-      if (!apiKey) throw new UnauthorizedError('missing_credentials', 'The X-Service-Api-Key header is required');
-      return authenticateApiKey(apiKey);
-    }
-    case 'user':
-    case 'userOrService': {
-      const apiKey = headers['x-service-api-key'];
-      if (apiKey && route.auth === 'userOrService') return authenticateApiKey(apiKey);
-      const token = bearerToken(headers.authorization);
-      if (!token) {
-        const accepted = route.auth === 'user' ? 'Authorization: Bearer <JWT>' : 'Authorization: Bearer <JWT> or X-Service-Api-Key';
-        throw new UnauthorizedError('missing_credentials', `${accepted} is required`);
-      }
-      return authenticateToken(token);
-    }
-  }
-}
-
-/**
- * Builds a route's Lambda handler: trace-id logging, error mapping, the auth, lowest role, feature
- * flag and rate limit its wiring-table entry names, zod validation of body/query/path, then `run`.
+ * Builds a route's Lambda handler as a middy pipeline, each step a middleware of
+ * `functions/edge/middlewares/`: headers lower-cased, the trace id (echoed in `x-trace-id`), the
+ * log context, the error answer, then the auth and lowest role, the feature flag and rate limit its
+ * wiring-table entry names, and zod validation of path, query and body; `run` gets what they found.
  * Handlers stay a schema and one domain call.
  */
 export function httpHandler<
@@ -164,29 +58,29 @@ export function httpHandler<
   options: HttpHandlerOptions = {},
 ) {
   const route = httpRoute(routeId);
-  if (route.auth === 'operator' && !options.operatorKey) throw new Error(`Route ${route.id} needs operatorAuth (#shared/operator-auth)`);
+  type HttpContext = TraceIdContext & AuthenticatedContext & ValidatedContext<z.infer<B>, z.infer<Q>, z.infer<P>>;
 
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
-    const headers = lowerCaseHeaders(event.headers);
-    const traceId = traceIdOf(headers['x-trace-id'], event.requestContext?.requestId);
-    logger.appendKeys({ traceId, route: route.id });
-    const traceHeader = { 'x-trace-id': traceId };
-    try {
-      const principal = await authenticate(route, headers, options);
-      if (principal && route.minRole) requireRole(principal, route.minRole);
-      const sourceIp = event.requestContext?.http?.sourceIp ?? 'unknown';
-      await enforceRouteGuards(route, {
+  const pipeline = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, HttpContext>()
+    .use(httpHeaderNormalizer())
+    .use(traceId({ trustClient: true, echo: true }))
+    .use(observability<APIGatewayProxyEventV2, HttpContext>(({ context }) => ({ traceId: context.traceId, route: route.id })))
+    .use(errorResponse({ headers: JSON_HEADERS }))
+    .use(authentication(route, options))
+    .use(
+      routeGuards<APIGatewayProxyEventV2, HttpContext>(route, ({ event, context: { principal } }) => ({
         projectId: principal?.projectId,
         userId: principal?.kind === 'user' ? principal.userId : undefined,
-        sourceIp,
-      });
-      const request: HttpRequest<z.infer<B>, z.infer<Q>, z.infer<P>> = {
-        params: parsePart(schemas.params, event.pathParameters ?? {}, 'path'),
-        query: parsePart(schemas.query, event.queryStringParameters ?? {}, 'query'),
-        body: parsePart(schemas.body, readJsonBody(event), 'body'),
-        headers,
-        sourceIp,
-        traceId,
+        sourceIp: sourceIpOf(event),
+      })),
+    )
+    .use(validation(schemas))
+    .handler(async (event, context) => {
+      const { input, principal } = context;
+      const result = await run({
+        ...input,
+        headers: event.headers ?? {},
+        sourceIp: sourceIpOf(event),
+        traceId: context.traceId,
         get caller(): Principal {
           if (!principal) throw new Error(`Route ${route.id} has no authenticated caller`);
           return principal;
@@ -195,16 +89,15 @@ export function httpHandler<
           if (principal?.kind !== 'user') throw new Error(`Route ${route.id} needs a user caller`);
           return principal;
         },
+      });
+      return {
+        statusCode: result.status,
+        headers: { ...JSON_HEADERS, ...result.headers },
+        body: result.body === undefined ? '' : JSON.stringify(result.body),
       };
-      const result = await run(request);
-      return json(result.status, result.body, { ...traceHeader, ...result.headers });
-    } catch (error) {
-      const answer = errorAnswer(error, traceId);
-      return json(answer.status, answer.body, { ...traceHeader, ...answer.headers });
-    } finally {
-      logger.removeKeys(['traceId', 'route']);
-    }
-  });
+    });
+  // Lambda invokes it with its plain context; the steps above fill in the fields they add.
+  return pipeline as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 }
 
 export const ok = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers });

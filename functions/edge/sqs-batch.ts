@@ -1,25 +1,35 @@
 import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { observability } from '#edge/middlewares/observability';
 import { logger } from '#shared/logger';
 
+/** What a batch handler returns: one outcome per record, in the batch's order. */
+export type RecordOutcomes = PromiseSettledResult<unknown>[];
+
 /**
- * An SQS consumer: records are handled in parallel, and the ones that fail are reported back
- * (partial batch response), so SQS retries only those and, after `maxReceiveCount`, moves them to
- * the dead-letter queue.
+ * The middy pipeline of an SQS consumer: the log context (`consumer: name`), then middy's stock
+ * partial batch failure, which reports the records whose outcome is a rejection (each logged as
+ * `<name> failed` with its message id), so SQS retries only those and, after `maxReceiveCount`,
+ * moves them to the dead-letter queue. The handler gives it one settled outcome per record.
  */
-export function sqsBatchHandler(name: string, handle: (body: unknown, record: SQSRecord) => Promise<void>) {
-  return middy<SQSEvent, SQSBatchResponse>().handler(async (event) => {
-    const failures: { itemIdentifier: string }[] = [];
-    await Promise.all(
-      event.Records.map(async (record) => {
-        try {
-          await handle(JSON.parse(record.body), record);
-        } catch (error) {
-          logger.error(`${name} failed`, { error: error as Error, messageId: record.messageId });
-          failures.push({ itemIdentifier: record.messageId });
-        }
+export function sqsBatchPipeline(name: string) {
+  return middy<SQSEvent, SQSBatchResponse | RecordOutcomes, Error, Context>()
+    .use(observability<SQSEvent, Context>(() => ({ consumer: name })))
+    .use(
+      sqsPartialBatchFailure({
+        logger: (reason: unknown, record: SQSRecord) =>
+          logger.error(`${name} failed`, { error: reason as Error, messageId: record.messageId }),
       }),
     );
-    return { batchItemFailures: failures };
-  });
+}
+
+/**
+ * An SQS consumer of one record at a time: each record's JSON body is handled, all in parallel, and
+ * the ones that fail (a body that is not JSON included) are reported back as the batch's failures.
+ */
+export function sqsBatchHandler(name: string, handle: (body: unknown, record: SQSRecord) => Promise<void>) {
+  return sqsBatchPipeline(name).handler((event) =>
+    Promise.allSettled(event.Records.map(async (record) => handle(JSON.parse(record.body), record))),
+  );
 }

@@ -1,11 +1,19 @@
 import type { Writable } from 'node:stream';
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { openStreamSlot, type StreamSlot } from '#domain/realtime/stream-slots';
-import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
-import { errorAnswer, NotFoundError, UnauthorizedError } from '#shared/errors';
+import { type AuthenticatedContext, authentication } from '#edge/middlewares/authentication';
+import { type ErrorResponse, errorResponse } from '#edge/middlewares/error-response';
+import { observability } from '#edge/middlewares/observability';
+import { routeGuards } from '#edge/middlewares/route-guards';
+import { type RouteMatchContext, routeMatch } from '#edge/middlewares/route-match';
+import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
+import type { UserPrincipal } from '#shared/auth';
 import { logger } from '#shared/logger';
-import { traceIdOf } from '#shared/trace-id';
 import { httpRoute } from '#wiring';
+
+export { matchRoutePath } from '#edge/middlewares/route-match';
 
 /** What Lambda's Node.js runtime provides to response-streaming functions (`awslambda` global). */
 interface AwsLambdaGlobal {
@@ -18,7 +26,7 @@ declare const awslambda: AwsLambdaGlobal;
 
 export interface StreamRequest {
   readonly event: APIGatewayProxyEventV2;
-  /** Taken from the path by this wrapper: a function URL event has no route and no path parameters. */
+  /** Taken from the path by the pipeline: a function URL event has no route and no path parameters. */
   readonly params: Readonly<Record<string, string>>;
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly query: Readonly<Record<string, string | undefined>>;
@@ -34,92 +42,87 @@ export interface StreamRequest {
   readonly closed: Promise<void>;
 }
 
-function lowerCase(record: Record<string, string | undefined> | undefined): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(record ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+/** The stream the pipeline's handler writes to, handed in beside the Lambda context. */
+interface ResponseStreamContext extends Context {
+  responseStream: Writable;
 }
 
-/**
- * The route's `{name}` segments read from the raw path, or `undefined` when the path is not the
- * route's. A function URL answers every path and method, so the handler must check both itself.
- */
-export function matchRoutePath(template: string, rawPath: string): Record<string, string> | undefined {
-  const names: string[] = [];
-  const pattern = template
-    .split('/')
-    .map((segment) => {
-      const param = /^\{(\w+)\}$/.exec(segment);
-      if (!param?.[1]) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-      names.push(param[1]);
-      return '([^/]+)';
-    })
-    .join('/');
-  const values = new RegExp(`^${pattern}/?$`).exec(rawPath);
-  if (!values) return undefined;
-  try {
-    return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(values[index + 1] ?? '')]));
-  } catch {
-    return undefined;
-  }
-}
+type StreamContext = ResponseStreamContext & TraceIdContext & RouteMatchContext & AuthenticatedContext;
+
+/** Errors before the stream opens are JSON, as elsewhere; the function URL adds no CORS header to them. */
+const ERROR_HEADERS = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
 
 /**
  * A response-streaming route (a Lambda function URL in `RESPONSE_STREAM` mode on AWS; the local
- * gateway provides the same `awslambda` global). Auth is the user JWT from `Authorization` or
- * `?token=`, since EventSource cannot set headers. Errors before `open` are JSON, as elsewhere.
+ * gateway provides the same `awslambda` global), as a middy pipeline of `functions/edge/middlewares/`:
+ * headers lower-cased, the trace id, the log context, the error answer (JSON until the stream
+ * opens), the route's method and path, the user JWT from `Authorization` or `?token=` (EventSource
+ * cannot set headers) and its role, the route's flag and rate limit. middy's own `streamifyResponse`
+ * is not used: it pipes a body the handler returns, and rejects the invocation when the client
+ * goes away mid-stream, where this handler writes as it goes and ends quietly.
  */
 export function streamHandler(routeId: string, run: (request: StreamRequest) => Promise<void>) {
   const route = httpRoute(routeId);
-  return awslambda.streamifyResponse(async (event, responseStream) => {
-    const headers = lowerCase(event.headers);
-    const query = event.queryStringParameters ?? {};
-    const traceId = traceIdOf(headers['x-trace-id'], event.requestContext?.requestId);
-    let opened: Writable | undefined;
-    let slot: StreamSlot | undefined;
-    const closed = new Promise<void>((resolve) => {
-      responseStream.once('close', () => resolve());
-      responseStream.once('finish', () => resolve());
-      responseStream.once('error', () => resolve());
-    });
-    try {
-      const method = event.requestContext?.http?.method ?? 'GET';
-      const params = matchRoutePath(route.path, event.rawPath ?? '/');
-      if (!params || method !== route.method) throw new NotFoundError('not_found', `No route for ${method} ${event.rawPath}`);
-      const token = bearerToken(headers.authorization) ?? query.token;
-      if (!token) throw new UnauthorizedError('missing_credentials', 'Authorization: Bearer <JWT> or ?token= is required');
-      const user = await authenticateToken(token);
-      if (route.minRole) requireRole(user, route.minRole);
-      await run({
-        event,
-        params,
-        headers,
-        query,
-        user,
-        traceId,
-        closed,
-        async open(extraHeaders) {
-          slot = await openStreamSlot(user.projectId, user.userId);
-          opened = awslambda.HttpResponseStream.from(responseStream, {
-            statusCode: 200,
-            // CORS headers come from the function URL's own CORS settings (the local gateway adds its own).
-            headers: { 'x-trace-id': traceId, ...extraHeaders },
-          });
-          return opened;
-        },
+  // A stream lives past any early timeout middy would set from the Lambda deadline; it ends itself.
+  const pipeline = middy<APIGatewayProxyEventV2, ErrorResponse | undefined, Error, StreamContext>({ timeoutEarlyInMillis: 0 })
+    .use(httpHeaderNormalizer())
+    .use(traceId({ trustClient: true, echo: true }))
+    .use(observability<APIGatewayProxyEventV2, StreamContext>(({ context }) => ({ traceId: context.traceId, route: route.id })))
+    .use(errorResponse({ headers: ERROR_HEADERS }))
+    .use(routeMatch(route))
+    .use(authentication(route, { tokenInQuery: true }))
+    .use(
+      routeGuards<APIGatewayProxyEventV2, StreamContext>(route, ({ context: { principal } }) => ({
+        projectId: principal?.projectId,
+        userId: principal?.kind === 'user' ? principal.userId : undefined,
+      })),
+    )
+    .handler(async (event, context) => {
+      const { responseStream, principal, traceId } = context;
+      if (principal?.kind !== 'user') throw new Error(`Route ${route.id} streams to users only`);
+      const closed = new Promise<void>((resolve) => {
+        responseStream.once('close', () => resolve());
+        responseStream.once('finish', () => resolve());
+        responseStream.once('error', () => resolve());
       });
-    } catch (error) {
-      if (opened) {
-        logger.error('stream failed after it opened', { error: error as Error });
-      } else {
-        const answer = errorAnswer(error, traceId);
-        const stream = awslambda.HttpResponseStream.from(responseStream, {
-          statusCode: answer.status,
-          headers: { 'content-type': 'application/json', 'x-trace-id': traceId, 'access-control-allow-origin': '*', ...answer.headers },
+      let opened: Writable | undefined;
+      let slot: StreamSlot | undefined;
+      try {
+        await run({
+          event,
+          params: context.params,
+          headers: event.headers ?? {},
+          query: event.queryStringParameters ?? {},
+          user: principal,
+          traceId,
+          closed,
+          async open(extraHeaders) {
+            slot = await openStreamSlot(principal.projectId, principal.userId);
+            opened = awslambda.HttpResponseStream.from(responseStream, {
+              statusCode: 200,
+              // CORS headers come from the function URL's own CORS settings (the local gateway adds its own).
+              headers: { 'x-trace-id': traceId, ...extraHeaders },
+            });
+            return opened;
+          },
         });
-        stream.write(JSON.stringify(answer.body));
+      } catch (error) {
+        // Before the stream opened, the error answer speaks; after, the status is already out.
+        if (!opened) throw error;
+        logger.error('stream failed after it opened', { error: error as Error });
+      } finally {
+        if (opened && !responseStream.writableEnded) responseStream.end();
+        await slot?.release();
       }
-    } finally {
-      if (!responseStream.writableEnded) responseStream.end();
-      await slot?.release();
+      return undefined;
+    });
+
+  return awslambda.streamifyResponse(async (event, responseStream, context) => {
+    const refused = await pipeline(event, Object.assign(context, { responseStream }) as StreamContext);
+    if (refused) {
+      const { statusCode, headers, body } = refused;
+      awslambda.HttpResponseStream.from(responseStream, { statusCode, headers }).write(body);
     }
+    if (!responseStream.writableEnded) responseStream.end();
   });
 }

@@ -1,15 +1,20 @@
 import middy from '@middy/core';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishRecords } from '#domain/events/publisher';
+import { observability } from '#edge/middlewares/observability';
 
 /**
  * The table stream's consumer: the domain events of new messages and outbox items go to the event
  * topic. A record whose events did not all get there is reported as the batch's failure, so the
  * stream hands it (and what follows it) over again, and nothing written is ever left unpublished.
+ * (middy's stock partial batch failure is SQS's: any record may fail alone there, where a stream
+ * must stop at the first.)
  */
-export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
-  const firstFailed = await publishRecords(event.Records);
-  if (firstFailed === undefined) return { batchItemFailures: [] };
-  const sequenceNumber = event.Records[firstFailed]?.dynamodb?.SequenceNumber ?? '';
-  return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
-});
+export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse, Error, Context>()
+  .use(observability<DynamoDBStreamEvent, Context>(() => ({ consumer: 'publishing events' })))
+  .handler(async (event) => {
+    const firstFailed = await publishRecords(event.Records);
+    if (firstFailed === undefined) return { batchItemFailures: [] };
+    const sequenceNumber = event.Records[firstFailed]?.dynamodb?.SequenceNumber ?? '';
+    return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
+  });

@@ -1,15 +1,14 @@
-import middy from '@middy/core';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { countRoomMessages } from '#domain/ai/room-summaries';
+import { sqsBatchPipeline } from '#edge/sqs-batch';
 import { parseEvent } from '#shared/events';
 import { logger } from '#shared/logger';
 
 /**
  * The room summary scheduler: `message.created` events, counted per room per batch (one write per
- * room, however many of its messages the batch holds). A batch fails as a whole and is retried:
- * counting twice only brings a summary a little earlier.
+ * room, however many of its messages the batch holds). When a room's count fails, its records are
+ * the batch's failures and are retried: counting twice only brings a summary a little earlier.
  */
-export const handler = middy<SQSEvent, SQSBatchResponse>().handler(async (event) => {
+export const handler = sqsBatchPipeline('room summary scheduler').handler(async (event) => {
   const perRoom = new Map<string, { projectId: string; roomId: string; count: number; records: string[] }>();
   for (const record of event.Records) {
     try {
@@ -25,16 +24,14 @@ export const handler = middy<SQSEvent, SQSBatchResponse>().handler(async (event)
       logger.error('room summary scheduler: unreadable event', { messageId: record.messageId, error: error as Error });
     }
   }
-  const failures: string[] = [];
-  await Promise.all(
-    [...perRoom.values()].map(async (room) => {
-      try {
-        await countRoomMessages(room.projectId, room.roomId, room.count);
-      } catch (error) {
-        logger.error('room summary scheduler failed', { projectId: room.projectId, roomId: room.roomId, error: error as Error });
-        failures.push(...room.records);
-      }
-    }),
-  );
-  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  const countOfRecord = new Map<string, Promise<unknown>>();
+  for (const room of perRoom.values()) {
+    const counted = countRoomMessages(room.projectId, room.roomId, room.count).catch((error: unknown) => {
+      logger.error('room summary scheduler failed', { projectId: room.projectId, roomId: room.roomId, error: error as Error });
+      throw error;
+    });
+    for (const messageId of room.records) countOfRecord.set(messageId, counted);
+  }
+  // One outcome per record, in the batch's order: its room's count, or done when it was not one to count.
+  return Promise.allSettled(event.Records.map((record) => countOfRecord.get(record.messageId)));
 });

@@ -2,7 +2,7 @@ import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { dropConnection, registerConnection } from '#domain/realtime/connections';
 import type { WelcomeJob } from '#domain/realtime/welcome';
 import { accessRoom } from '#domain/rooms/rooms';
-import { parsePart } from '#edge/http';
+import { parsePart } from '#edge/middlewares/validation';
 import { wsHandler } from '#edge/ws';
 import { authenticateToken } from '#shared/auth';
 import { config } from '#shared/config';

@@ -1,7 +1,7 @@
 import { readMessages } from '#domain/messages/history';
 import { ID_SLOTS_PER_MS } from '#domain/messages/message-ids';
 import { accessRoom } from '#domain/rooms/rooms';
-import { parsePart } from '#edge/http';
+import { parsePart } from '#edge/middlewares/validation';
 import { streamHandler } from '#edge/stream';
 import { config } from '#shared/config';
 import type { Message } from '#shared/db/message';
