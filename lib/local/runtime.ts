@@ -120,12 +120,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const { connectionsTransport } = options;
     await prepareHandlerModules({ credentials, sqs: standIns.sqs, gateway, connectionsTransport, settings, metrics });
     await createTable(standIns.dynamo.endpoint);
-    const sources = { sqs: standIns.sqs, dynamoEndpoint: standIns.dynamo.endpoint, tableName: LOCAL_TABLE_NAME, handlers };
-    const startConsumers = await startChosenConsumers(
-      options.consumers ?? true,
-      { ...sources, accessKeyId: credentials.accessKeyId, dataDir: options.dataDir },
-      running.consumers,
-    );
+    const sources = {
+      sqs: standIns.sqs,
+      dynamoEndpoint: standIns.dynamo.endpoint,
+      tableName: LOCAL_TABLE_NAME,
+      accessKeyId: credentials.accessKeyId,
+      handlers,
+      dataDir: options.dataDir,
+    };
+    const startConsumers = await startChosenConsumers(options.consumers ?? true, sources, running.consumers);
     await options.beforeReady?.();
     gateway.markReady();
     return runtimeHandle({ standIns, gateway, fanOut, env, stats, startConsumers, running });
