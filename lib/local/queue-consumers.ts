@@ -1,5 +1,5 @@
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
-import { eventSubscribers, queueConsumers } from '../routes/index';
+import { eventSubscribers, queueConsumers } from '#wiring';
 import type { HandlerHost } from './handlers';
 import type { InProcessRequestHandler } from './in-process-handler';
 import { type LocalQueueConsumer, type QueueConsumerStats, type ReceiverContext, receive } from './queues/receiver';

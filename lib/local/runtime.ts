@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { LocalStandIns } from '../bindings';
+import type { LocalStandIns } from '#wiring/bindings';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
 import { faultsFromSettings, type ManagementFaults } from './management-api';
@@ -89,9 +89,9 @@ export interface LocalRuntime {
  * stand-in (behind a switch for the publisher), the secrets stand-in, the Step Functions
  * interpreter, the queue consumers and the gateway, with the handler modules running in this
  * process against them through the real AWS SDK clients. Each handler's resources arrive as the
- * variables of its bindings (`lib/bindings.ts`), with the stand-ins' values. Handlers read their
- * settings from `process.env` when first imported, so this sets them before any handler loads:
- * one runtime per process.
+ * variables of its bindings (`functions/wiring/bindings.ts`), with the stand-ins' values. Handlers
+ * read their settings from `process.env` when first imported, so this sets them before any handler
+ * loads: one runtime per process.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const { settings: given, secretValues } = await separateSecrets(options.env, options.dataDir);
@@ -138,7 +138,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
 }
 
-/** What each binding kind's local value is made from (`lib/bindings.ts`). */
+/** What each binding kind's local value is made from (`functions/wiring/bindings.ts`). */
 function bindingValues(standIns: StandIns, gateway: Gateway, settings: LocalStandIns['settings']): LocalStandIns {
   return {
     tableName: LOCAL_TABLE_NAME,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRoutes, ROLES, type Role } from '../../lib/routes/index';
+import { httpRoutes, ROLES, type Role } from '#wiring';
 import { createAgent, dispositionCode, postThread, seedRoomSummary } from '../support/ai/fixtures';
 import { type ApiOptions, type ApiResponse, api, createTestProject, type TestProject, uniqueId } from '../support/api';
 import { fcmToken, newSubscription, seedPushRecord } from '../support/push/fixtures';

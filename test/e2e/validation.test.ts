@@ -3,7 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { vapidKey } from '#shared/db/push';
 import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
-import { httpRoutes } from '../../lib/routes/index';
+import { httpRoutes } from '#wiring';
 import { agentBody, agentHandle, createAgent, dispositionCode, postThread, setAiQuota } from '../support/ai/fixtures';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
 import { fcmToken, pushEndpoint, seedPushRecord, subscriptionKeys } from '../support/push/fixtures';

@@ -4,27 +4,6 @@ import * as path from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { config as handlerConfig } from '../../functions/shared/config.ts';
-import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events.ts';
-import {
-  type Binding,
-  bindingVariable,
-  outboundHosts,
-  parseBinding,
-  type SecretId,
-  secretDefinitions,
-  tableActions,
-  UNSET_SECRET_PLACEHOLDER,
-} from '../../lib/bindings.ts';
-import { corsAllowHeaders, streamCorsAllowHeaders, streamingRouteTimeout, webSocketStageName } from '../../lib/constructs/chat-apis.ts';
-import {
-  assertMaxConcurrencyInRange,
-  assertVisibilityExceedsTimeout,
-  sqsMaxConcurrencyRange,
-} from '../../lib/constructs/chat-consumers.ts';
-import { defaultServiceName, functionsDir, repoRoot } from '../../lib/constructs/chat-function.ts';
-import { webhookDeliveryFailedMetricName } from '../../lib/constructs/chat-observability.ts';
-import { loadDefinition } from '../../lib/local/step-functions.ts';
 import {
   type Area,
   areas,
@@ -38,12 +17,33 @@ import {
   stateMachines,
   streamConsumers,
   webSocketRoutes,
-} from '../../lib/routes/index.ts';
+} from '#wiring';
+import {
+  type Binding,
+  bindingVariable,
+  outboundHosts,
+  parseBinding,
+  type SecretId,
+  secretDefinitions,
+  tableActions,
+  UNSET_SECRET_PLACEHOLDER,
+} from '#wiring/bindings';
+import { tableSchema } from '#wiring/table';
+import { config as handlerConfig } from '../../functions/shared/config.ts';
+import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events.ts';
+import { corsAllowHeaders, streamCorsAllowHeaders, streamingRouteTimeout, webSocketStageName } from '../../lib/constructs/chat-apis.ts';
+import {
+  assertMaxConcurrencyInRange,
+  assertVisibilityExceedsTimeout,
+  sqsMaxConcurrencyRange,
+} from '../../lib/constructs/chat-consumers.ts';
+import { defaultServiceName, functionsDir, repoRoot } from '../../lib/constructs/chat-function.ts';
+import { webhookDeliveryFailedMetricName } from '../../lib/constructs/chat-observability.ts';
+import { loadDefinition } from '../../lib/local/step-functions.ts';
 import type { AreaStack } from '../../lib/stacks/area-stack.ts';
 import { type ChatAppOptions, createChatApp } from '../../lib/stacks/chat-app.ts';
 import { type ChatConfig, resolveChatConfig } from '../../lib/stacks/chat-config.ts';
 import { type ChatStack, sseUrlOutputId } from '../../lib/stacks/chat-stack.ts';
-import { tableSchema } from '../../lib/table.ts';
 
 /**
  * Template assertions on the synthesized root stack and its nested area stacks. Bundling is skipped
@@ -333,7 +333,7 @@ const on = (actions: readonly string[], ...targets: string[]) =>
   actions.flatMap((action) => targets.map((target) => `${action} on ${target}`));
 
 /**
- * The least privilege each binding kind of `lib/bindings.ts` stands for, plus what every function
+ * The least privilege each binding kind of `functions/wiring/bindings.ts` stands for, plus what every function
  * needs (its own log group, X-Ray) and what its event source needs.
  */
 function expectedGrants(entry: FunctionEntry): string[] {
@@ -580,7 +580,7 @@ describe('table', () => {
     expect(tableSchema.streamViewType).toBe('NEW_IMAGE');
   });
 
-  it('has exactly the global secondary indexes of lib/table.ts, string keys, all attributes projected', () => {
+  it('has exactly the global secondary indexes of functions/wiring/table.ts, string keys, all attributes projected', () => {
     const table = Object.values(main.root.findResources('AWS::DynamoDB::GlobalTable'))[0] as Resource;
     const indexes = table.Properties.GlobalSecondaryIndexes as Array<{
       IndexName: string;
@@ -674,7 +674,7 @@ describe('APIs', () => {
       ...readdirSync(path.join(functionsDir, 'http'), { recursive: true, encoding: 'utf8' })
         .filter((file) => file.endsWith('.ts'))
         .map((file) => path.join(functionsDir, 'http', file)),
-      path.join(functionsDir, 'shared/http.ts'),
+      path.join(functionsDir, 'edge/http.ts'),
     ];
     const read = new Set(
       sources.flatMap((file) =>
@@ -737,7 +737,7 @@ describe('APIs', () => {
     }
   });
 
-  it('has one API route per WebSocket route and HTTP API route of lib/routes/, in the area stacks, and no other', () => {
+  it('has one API route per WebSocket route and HTTP API route of functions/wiring/, in the area stacks, and no other', () => {
     const routes = resourcesOfType('AWS::ApiGatewayV2::Route');
 
     main.root.resourceCountIs('AWS::ApiGatewayV2::Route', 0);
@@ -1378,7 +1378,7 @@ describe('bindings', () => {
     );
   });
 
-  it('fail the synth for a binding lib/bindings.ts does not know', () => {
+  it('fail the synth for a binding functions/wiring/bindings.ts does not know', () => {
     expect(() => createChatApp(newApp(), { nagChecks: false, areas: [probe(['secret:database-password' as Binding])] })).toThrow(
       /Unknown binding secret:database-password/,
     );

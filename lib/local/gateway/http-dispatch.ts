@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import type { HttpRoute } from '../../routes/index';
+import type { HttpRoute } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { LocalResponseStream } from '../streaming';
 import { httpApiEvent } from './http-event';

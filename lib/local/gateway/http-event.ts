@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { HttpRoute } from '../../routes/index';
+import type { HttpRoute } from '#wiring';
 
 export function headerRecord(request: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};

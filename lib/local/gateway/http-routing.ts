@@ -1,4 +1,4 @@
-import { type HttpRoute, httpRoutes } from '../../routes/index';
+import { type HttpRoute, httpRoutes } from '#wiring';
 
 interface CompiledRoute {
   readonly route: HttpRoute;

@@ -1,4 +1,4 @@
-import { gatewayAnswers, ROUTE_SELECTION_FIELD } from '../../routes/index';
+import { gatewayAnswers, ROUTE_SELECTION_FIELD } from '#wiring';
 
 const answersByType = new Map([...gatewayAnswers].map(([type, answer]) => [type, JSON.stringify(answer)]));
 

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { webSocketRoutes } from '../../routes/index';
+import { webSocketRoutes } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { MAX_FRAME_BYTES, type SocketEntry } from '../management-api';
 import { headerRecord, queryRecord } from './http-event';
@@ -30,7 +30,7 @@ const newConnectionId = () => randomBytes(10).toString('base64');
 
 function routeOf(routeKey: WebSocketRouteKey) {
   const route = webSocketRoutes.find((candidate) => candidate.routeKey === routeKey);
-  if (!route) throw new Error(`No WebSocket route ${routeKey} in lib/routes/`);
+  if (!route) throw new Error(`No WebSocket route ${routeKey} in functions/wiring/`);
   return route;
 }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { streamConsumers } from '../../routes/index';
+import { streamConsumers } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { type QueueConsumers, startQueueConsumers } from '../queue-consumers';
 import type { SqsLocal } from '../sqs-local';

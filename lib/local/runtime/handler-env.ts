@@ -1,5 +1,5 @@
-import { type LocalStandIns, parseBinding } from '../../bindings';
-import { functionEntries } from '../../routes/index';
+import { functionEntries } from '#wiring';
+import { type LocalStandIns, parseBinding } from '#wiring/bindings';
 import { LOCAL_REGION } from '../sqs-local';
 import type { LocalCredentials } from './credentials';
 import type { StandIns } from './stand-ins';

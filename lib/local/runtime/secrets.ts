@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type SecretId, secretDefinitions } from '../../bindings';
+import { type SecretId, secretDefinitions } from '#wiring/bindings';
 
 /** The setting each secret's local value comes from (`CHAT_OPERATOR_KEY` for `operator-key`). */
 const secretSettings = new Map(

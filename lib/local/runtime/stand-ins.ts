@@ -1,4 +1,4 @@
-import type { SecretId } from '../../bindings';
+import type { SecretId } from '#wiring/bindings';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../dynamodb-local';
 import type { HandlerHost } from '../handlers';
 import { type SecretsLocal, startSecretsLocal } from '../secrets-local';
