@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from '#shared/schema';
-import { projectPk, roomPk, userPk } from './keys';
+import { projectPk, userPk } from './keys';
 
 /**
  * Push targets (mobile devices and browser subscriptions), the room rosters that find a message's
@@ -109,16 +109,6 @@ export function targetOf(item: DeviceItem | WebSubscriptionItem): PushTarget {
     ? { kind: 'device', id: item.deviceId, platform: item.platform, token: item.token }
     : { kind: 'web', id: item.subscriptionId, endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth };
 }
-
-/**
- * A room's push roster: one item per member who has a target that may be sent to, holding those
- * targets. Sparse (members without targets have none), so one Query of the partition finds every
- * recipient of a message whatever the room's size, without a read per member.
- */
-export const rosterPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#PUSH`;
-export const rosterKey = (projectId: string, roomId: string, userId: string) => ({ pk: rosterPk(projectId, roomId), sk: `U#${userId}` });
-export const rosterItem = z.object({ userId: z.string(), targets: z.array(pushTarget), v: z.optional(z.number()) });
-export type RosterItem = z.infer<typeof rosterItem>;
 
 /** The project's push configurations (one per environment) and its VAPID key pair share a partition. */
 export const pushConfigPk = (projectId: string) => `${projectPk(projectId)}#PUSHCFG`;
