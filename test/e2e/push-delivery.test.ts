@@ -151,6 +151,17 @@ async function stats() {
   return (await call('/_local/stats')).body as { metrics: Record<string, number> };
 }
 
+/** Membership events the push roster subscriber has handled so far (its `push_roster_synced` metric). */
+const rosterSyncs = async () => (await stats()).metrics.push_roster_synced ?? 0;
+
+/**
+ * A join or a removal reaches the room's push roster through its event, an event's latency after
+ * the request: waits until the roster subscriber has handled `count` more membership events than
+ * `before`, bounded. Tests of this file run one at a time, so the count is theirs.
+ */
+const membershipsHandled = (before: number, count: number) =>
+  eventually(`${count} membership events handled by push`, async () => (await rosterSyncs()) >= before + count);
+
 describe('web push after a message', () => {
   it('reaches every subscribed member but the author, decrypted intact, and can be acknowledged by its recipient only', async () => {
     // Arrange
@@ -410,6 +421,7 @@ describe('recipients follow membership and targets', () => {
     await subscribe(leaver as User, leaverTarget as never);
     await subscribe(unsubscriber as User, unsubscriberTarget as never);
     const roomId = unique('public');
+    const synced = await rosterSyncs();
     expect(
       (
         await call('/rooms', {
@@ -423,6 +435,8 @@ describe('recipients follow membership and targets', () => {
     expect((await call(`/rooms/${roomId}/members/${leaver?.userId}`, { method: 'DELETE', token: (leaver as User).token })).status).toBe(
       204,
     );
+    // Four members with the room, one added, one joining, one leaving.
+    await membershipsHandled(synced, 7);
     const endpointPath = encodeURIComponent(unsubscriberTarget?.endpoint as string);
     expect((await call(`/push/web/subscribe/${endpointPath}`, { method: 'DELETE', token: (unsubscriber as User).token })).status).toBe(204);
 
@@ -436,6 +450,31 @@ describe('recipients follow membership and targets', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(statuses.requestsTo(leaverTarget?.endpoint as string)).toBe(0);
     expect(statuses.requestsTo(unsubscriberTarget?.endpoint as string)).toBe(0);
+  });
+
+  it("reaches a member added after the room's first message with the next message, once the join is handled", async () => {
+    // Arrange: a room with a message already sent, and a user with a subscription who is not in it yet
+    const [author, newcomer] = await users(2);
+    const roomId = await roomOf([author as User]);
+    const browser = await browsers.subscribe(await vapidPublicKey());
+    await subscribe(newcomer as User, browser);
+    await post(author as User, roomId, 'before the newcomer');
+    const synced = await rosterSyncs();
+
+    // Act
+    const added = await call(`/rooms/${roomId}/members`, { apiKey, body: { userId: newcomer?.userId } });
+    await membershipsHandled(synced, 1);
+    const welcome = await post(author as User, roomId, 'welcome!');
+
+    // Assess
+    expect(added.status).toBe(201);
+    const [received] = await eventually('the newcomer’s first push', async () => {
+      const messages = await browsers.notifications(browser);
+      return messages.length > 0 && messages;
+    });
+    expect(JSON.parse(received as string)).toMatchObject({ roomId, messageId: welcome.id, preview: 'welcome!' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await browsers.notifications(browser)).toHaveLength(1);
   });
 
   it('moves a device token to the user who registered it last: the previous holder is no longer notified on it', async () => {

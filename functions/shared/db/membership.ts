@@ -3,17 +3,12 @@ import * as z from '#shared/schema';
 import { getAll } from './batch';
 import { db, tableName } from './client';
 import { roomPk, userPk } from './keys';
+import { type MemberRole, memberRole } from './member-role';
 import { queryAll } from './query';
 import { type RoomItem, roomIdsPage, roomIndexSk, roomItem, roomKey } from './room';
 import type { TransactPart } from './transact';
 
-/** Room-level role: `owner` created the room; `guest` may read and post but not fetch the e2e key. */
-export const memberRole = z.enum(['owner', 'member', 'guest']);
-export type MemberRole = z.infer<typeof memberRole>;
-
-/** How a membership began: with the room, added by someone, or a user joining a public room on their own. */
-export const MEMBERSHIP_ORIGINS = ['create', 'add', 'join'] as const;
-export type MembershipOrigin = (typeof MEMBERSHIP_ORIGINS)[number];
+export { MEMBERSHIP_ORIGINS, type MemberRole, type MembershipOrigin, memberRole } from './member-role';
 
 /** Stored in the room's partition; gsi1 inverts it into the user's room list. */
 export const membershipItem = z.object({
