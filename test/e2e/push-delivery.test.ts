@@ -602,6 +602,7 @@ describe('mobile push after a message', () => {
 });
 
 describe('settings', () => {
+  // Starts a runtime of its own (DynamoDB Local included), as the file's beforeAll does.
   it("sends FCM through the operator's global legacy key (FCM_SERVER_KEY, the fcm-legacy-key secret) for a project without keys of its own", async () => {
     // Prepare: a second runtime with the global key and no push configuration at all
     const globalKey = `global-${randomBytes(12).toString('hex')}`;
@@ -618,6 +619,11 @@ describe('settings', () => {
       const deviceToken = fcmToken();
       await otherCall('/push/devices', { token: readerToken, body: { platform: 'android', token: deviceToken } });
       await otherCall('/rooms', { apiKey: other.apiKey, body: { id: 'global-key-room', type: 'group', members: ['author', 'reader'] } });
+      // The reader's roster entry comes with their join's event.
+      await eventually('both joins handled by push', async () => {
+        const { metrics } = (await otherCall('/_local/stats')).body as { metrics: Record<string, number> };
+        return (metrics.push_roster_synced ?? 0) >= 2;
+      });
 
       // Act
       await otherCall('/messages', { token: authorToken, body: { roomId: 'global-key-room', content: 'through the global key' } });
@@ -630,7 +636,7 @@ describe('settings', () => {
       await other.stop();
       await server.close();
     }
-  });
+  }, 90_000);
 
   it('refuses to start with a VAPID_SUBJECT that is not mailto: or https://, naming it', async () => {
     // Act
