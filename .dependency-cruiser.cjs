@@ -39,6 +39,14 @@ module.exports = {
       to: { path: `^functions/(domain|edge)/|${handlers}` },
     },
     {
+      name: 'rooms-never-call-realtime-or-push',
+      severity: 'error',
+      comment:
+        'Realtime and push call the rooms area (access checks); rooms calling back would tie the three into one unit. A membership change announces itself instead (room.member_joined, room.member_left in the outbox) and realtime and push consume the events (docs/architecture.md, "Events between areas").',
+      from: { path: '^functions/domain/rooms/' },
+      to: { path: '^functions/domain/(realtime|push)/' },
+    },
+    {
       name: 'domain-below-edge',
       severity: 'error',
       comment:

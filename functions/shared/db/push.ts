@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
-import { projectPk, roomPk, userPk } from './keys';
-import { queryAll } from './query';
+import { projectPk, userPk } from './keys';
 import { isConditionFailure, type TransactPart, transactWrite } from './transact';
 
 /**
- * Push targets (mobile devices and browser subscriptions) with their holder records and version,
- * and the room rosters that find a message's recipients in one Query. The project's push
+ * Push targets (mobile devices and browser subscriptions) with their holder records and version.
+ * The room rosters that find a message's recipients in one Query are in `./push-roster.ts`. The project's push
  * configuration is in `./push-config.ts`, its VAPID key pair in `./push-vapid.ts`, push records in
  * `./push-record.ts`. docs/data-model.md ("Push") has the access patterns.
  */
@@ -351,24 +350,4 @@ export async function markDeviceSent(projectId: string, userId: string, deviceId
     .catch((error: unknown) => {
       if (!isConditionFailure(error)) throw error;
     });
-}
-
-/**
- * A room's push roster: one item per member who has a target that may be sent to, holding those
- * targets. Sparse (members without targets have none), so one Query of the partition finds every
- * recipient of a message whatever the room's size, without a read per member.
- */
-export const rosterPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#PUSH`;
-export const rosterKey = (projectId: string, roomId: string, userId: string) => ({ pk: rosterPk(projectId, roomId), sk: `U#${userId}` });
-export const rosterItem = z.object({ userId: z.string(), targets: z.array(pushTarget), v: z.optional(z.number()) });
-export type RosterItem = z.infer<typeof rosterItem>;
-
-/** A room's roster entries, one Query per 1 MB page (a page holds about a thousand members' targets). */
-export async function roomRoster(projectId: string, roomId: string): Promise<RosterItem[]> {
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': rosterPk(projectId, roomId) },
-    ProjectionExpression: 'userId, targets',
-  });
-  return items.map((item) => rosterItem.parse(item));
 }

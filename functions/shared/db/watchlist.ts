@@ -1,4 +1,6 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { db, tableName } from './client';
 import { roomPk, userPk } from './keys';
 
 export const WATCH_TARGET_TYPES = ['room', 'user'] as const;
@@ -28,3 +30,15 @@ export const watcherKey = (projectId: string, type: WatchTargetType, targetId: s
   pk: watchersPk(projectId, type, targetId),
   sk: `U#${watcherId}`,
 });
+
+/** Who watches a room or a user: one Query of the target's watchers partition. */
+export async function watcherIdsOf(projectId: string, type: WatchTargetType, targetId: string): Promise<string[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': watchersPk(projectId, type, targetId) },
+    }),
+  );
+  return Items.map((raw) => watchItem.parse(raw).watcherId);
+}
