@@ -76,3 +76,15 @@ export async function deleteWatch(projectId: string, watcherId: string, type: Wa
     db.send(new DeleteCommand({ TableName: tableName, Key: watcherKey(projectId, type, targetId, watcherId) })),
   ]);
 }
+
+/** The ids of the target's watchers: one Query of its watchers partition (pattern 18). */
+export async function watcherIdsOf(projectId: string, type: WatchTargetType, targetId: string): Promise<string[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': watchersPk(projectId, type, targetId) },
+    }),
+  );
+  return Items.map((raw) => watchItem.parse(raw).watcherId);
+}
