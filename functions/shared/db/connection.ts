@@ -145,6 +145,22 @@ export const roomUserCounterKey = (projectId: string, roomId: string, userId: st
   pk: roomConnectionsPk(projectId, roomId),
   sk: `${ROOM_USER_COUNTER_SK_PREFIX}${userId}`,
 });
+/** Users with an open connection to the room: its per-user presence counters above zero, not expired. */
+export async function connectedUserIds(projectId: string, roomId: string): Promise<Set<string>> {
+  const counters = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :users)',
+    FilterExpression: '#n > :zero AND #ttl > :now',
+    ExpressionAttributeNames: { '#n': 'connections', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':pk': roomConnectionsPk(projectId, roomId),
+      ':users': ROOM_USER_COUNTER_SK_PREFIX,
+      ':zero': 0,
+      ':now': Math.floor(Date.now() / 1000),
+    },
+    ProjectionExpression: 'sk',
+  });
+  return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
+}
 export const userCounterKey = (projectId: string, userId: string) => ({ pk: userConnectionsPk(projectId, userId), sk: 'N#ALL' });
 
 /** API Gateway closes connections after 2 h; the items outlive that a little, then TTL removes them. */
@@ -313,23 +329,6 @@ export async function userConnectionRefs(projectId: string, userId: string): Pro
   });
   // Expired but not yet swept by TTL: API Gateway has closed it.
   return items.map((raw) => connectionRef.parse(raw)).filter((ref) => ref.ttl > now);
-}
-
-/** Users with an open connection to the room: the room's per-user presence counters above zero. */
-export async function usersConnectedToRoom(projectId: string, roomId: string): Promise<Set<string>> {
-  const counters = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :users)',
-    FilterExpression: '#n > :zero AND #ttl > :now',
-    ExpressionAttributeNames: { '#n': 'connections', '#ttl': 'ttl' },
-    ExpressionAttributeValues: {
-      ':pk': roomConnectionsPk(projectId, roomId),
-      ':users': ROOM_USER_COUNTER_SK_PREFIX,
-      ':zero': 0,
-      ':now': nowSeconds(),
-    },
-    ProjectionExpression: 'sk',
-  });
-  return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
 }
 
 /** Adds `delta` to a counter; a decrement never goes below zero (a lost `$disconnect` must not make a room look empty twice). */
