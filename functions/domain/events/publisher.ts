@@ -1,11 +1,8 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
-import { MESSAGE_SK_PREFIX, OUTBOX_SK_PREFIX } from '#shared/db/keys';
-import { messageItem } from '#shared/db/message';
+import { insertedItem } from '#shared/db/stream-record';
 import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, EventCatalogueError, parseEvent } from '#shared/events';
 import { asciiJson } from '#shared/json';
 import { logger } from '#shared/logger';
@@ -23,21 +20,9 @@ const PUBLISH_CONCURRENCY = 8;
 
 /** The events a stream record carries: a new message's, or the one an outbox item holds. */
 export async function eventsOfRecord(record: DynamoDBRecord): Promise<DomainEvent[]> {
-  const image = record.dynamodb?.NewImage;
-  if (record.eventName !== 'INSERT' || !image) return [];
-  let item: Record<string, unknown>;
-  try {
-    item = unmarshall(image as Record<string, AttributeValue>);
-  } catch (error) {
-    throw new EventCatalogueError(`The record's image cannot be read: ${(error as Error).message}`);
-  }
-  const sk = String(item.sk ?? '');
-  if (sk.startsWith(MESSAGE_SK_PREFIX)) {
-    const message = messageItem.safeParse(item);
-    if (!message.success) throw new EventCatalogueError(`Message item ${sk} does not match its schema: ${message.error.message}`);
-    return messageEvents(message.data);
-  }
-  if (sk.startsWith(OUTBOX_SK_PREFIX)) return [parseEvent(item.event)];
+  const inserted = insertedItem(record);
+  if (inserted?.kind === 'message') return messageEvents(inserted.message);
+  if (inserted?.kind === 'outbox') return [parseEvent(inserted.event)];
   return [];
 }
 
