@@ -1,4 +1,6 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { db, tableName } from './client';
 import { roomPk, userPk } from './keys';
 import { roomIndexSk } from './room';
 
@@ -44,4 +46,12 @@ export const userRoomsIndexKey = (projectId: string, userId: string) => `${userP
 
 export function toMember(item: MembershipItem) {
   return { userId: item.userId, role: item.role, joinedAt: item.joinedAt };
+}
+
+/** The user's membership of the room (a consistent read), `undefined` when it is not a member. */
+export async function findMembership(projectId: string, roomId: string, userId: string): Promise<MembershipItem | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: membershipKey(projectId, roomId, userId), ConsistentRead: true }),
+  );
+  return Item ? membershipItem.parse(Item) : undefined;
 }

@@ -1,4 +1,6 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { db, tableName } from './client';
 import { MESSAGE_ID_DIGITS, messageSk, roomMessagesPk } from './keys';
 
 export const moderationLabel = z.object({
@@ -94,3 +96,23 @@ export function toMessage(item: MessageItem) {
   };
 }
 export type Message = ReturnType<typeof toMessage>;
+
+/** One message of the room (an eventually consistent read), `undefined` when there is none by that id. */
+export async function findMessage(projectId: string, roomId: string, messageId: number): Promise<MessageItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId) }));
+  return Item ? messageItem.parse(Item) : undefined;
+}
+
+/** The first `limit` replies of a thread in breadth-first order: one Query of its gsi1 partition. */
+export async function threadReplies(projectId: string, roomId: string, rootId: number, limit: number): Promise<MessageItem[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :thread',
+      ExpressionAttributeValues: { ':thread': threadIndexPk(projectId, roomId, rootId) },
+      Limit: limit,
+    }),
+  );
+  return Items.map((item) => messageItem.parse(item));
+}
