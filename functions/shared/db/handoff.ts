@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
+import { HANDOFF_STATES } from './handoff-states';
 import { roomPk } from './keys';
 import type { TransactPart } from './transact';
 
@@ -10,9 +11,6 @@ import type { TransactPart } from './transact';
  * two concurrent take-overs (or completions) one wins.
  */
 export const handoffKey = (projectId: string, roomId: string) => ({ pk: roomPk(projectId, roomId), sk: 'HANDOFF' });
-
-export const HANDOFF_STATES = ['human_active', 'completed'] as const;
-export type HandoffState = (typeof HANDOFF_STATES)[number];
 
 /** `ai`: the provider summarized the context; `excerpt`: AI is off or failed, so the messages themselves are the context. */
 export const CONTEXT_SOURCES = ['ai', 'excerpt'] as const;
