@@ -395,6 +395,28 @@ describe('POST /agents without a handle', () => {
     expect(second.body.handle).not.toBe(first.body.handle);
   });
 
+  it('stops at -99: once every handle derived from a name is taken, it answers 409 agent_handle_taken', async () => {
+    // Arrange: base, base-2 ... base-99
+    const suffix = randomBytes(4).toString('hex');
+    const name = `Crowd ${suffix}`;
+    const handles: string[] = [];
+    for (let n = 1; n <= 99; n++) {
+      const created = await create({ name });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      handles.push(created.body.handle);
+    }
+
+    // Act
+    const refused = await create({ name });
+    const explicit = await create({ name, handle: `crowd-${suffix}-x` });
+
+    // Assess
+    expect(new Set(handles).size).toBe(99);
+    expect(handles.at(-1)).toBe(`crowd-${suffix}-99`);
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'agent_handle_taken' } } });
+    expect(explicit).toMatchObject({ status: 201, body: { handle: `crowd-${suffix}-x` } });
+  }, 60_000);
+
   it('keeps an explicit handle, and a taken one still answers 409 agent_handle_taken', async () => {
     // Arrange
     const suffix = randomBytes(4).toString('hex');
