@@ -1,8 +1,8 @@
 import { createECDH, createHmac, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { vapidKey } from '#shared/db/push';
-import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
+import { vapidKey } from '#shared/db/push-vapid';
+import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
 import { httpRoutes } from '#wiring';
 import { agentBody, agentHandle, createAgent, dispositionCode, postThread, setAiQuota } from '../support/ai/fixtures';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';

@@ -1,5 +1,6 @@
 import * as z from '#shared/schema';
 import { roomPk, userPk } from './keys';
+import { queryAll } from './query';
 
 /**
  * A WebSocket connection. `channel: room` connections belong to one room, `channel: user`
@@ -139,6 +140,22 @@ export const roomUserCounterKey = (projectId: string, roomId: string, userId: st
   pk: roomConnectionsPk(projectId, roomId),
   sk: `${ROOM_USER_COUNTER_SK_PREFIX}${userId}`,
 });
+/** Users with an open connection to the room: its per-user presence counters above zero, not expired. */
+export async function connectedUserIds(projectId: string, roomId: string): Promise<Set<string>> {
+  const counters = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :users)',
+    FilterExpression: '#n > :zero AND #ttl > :now',
+    ExpressionAttributeNames: { '#n': 'connections', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':pk': roomConnectionsPk(projectId, roomId),
+      ':users': ROOM_USER_COUNTER_SK_PREFIX,
+      ':zero': 0,
+      ':now': Math.floor(Date.now() / 1000),
+    },
+    ProjectionExpression: 'sk',
+  });
+  return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
+}
 export const userCounterKey = (projectId: string, userId: string) => ({ pk: userConnectionsPk(projectId, userId), sk: 'N#ALL' });
 
 /** The room's last server event, replayed to `cache=1` subscribers. */
