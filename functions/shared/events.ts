@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { HANDOFF_STATES } from '#shared/db/ai';
+import { HANDOFF_STATES } from '#shared/db/handoff-states';
 import { MEMBERSHIP_ORIGINS, memberRole } from '#shared/db/member-role';
 import * as z from '#shared/schema';
 import { EVENT_TYPES, type EventType } from '#wiring/event-types';

@@ -89,7 +89,7 @@ export interface ClientMessageReservation {
   readonly createdAt: string;
 }
 
-/** The message with this id, `undefined` when there is none; strongly consistent unless `consistent: false`. */
+/** The message with this id, `undefined` when there is none; an eventually consistent read unless `consistent: true`. */
 export async function findMessage(
   projectId: string,
   roomId: string,
