@@ -58,9 +58,11 @@ module.exports = {
       name: 'domain-calls-entities',
       severity: 'error',
       comment:
-        'Entities own their queries (docs/architecture.md): a query written in the domain is written again by the next area that needs it, and the table\'s access patterns stop being listable in one place. The domain calls the operations of functions/shared/db/ and never reaches the DynamoDB client (test/unit/domain-storage.test.ts reads the sources for commands and expressions built in place).',
+        "Entities own their queries (docs/architecture.md): a query written in the domain is written again by the next area that needs it, and the table's access patterns stop being listable in one place. The domain calls the operations of functions/shared/db/ and never reaches the DynamoDB client (test/unit/domain-storage.test.ts reads the sources for commands and expressions built in place).",
       from: { path: '^functions/domain/' },
-      to: { path: '(^|/)node_modules/@aws-sdk/(client-dynamodb|lib-dynamodb|util-dynamodb)/|^functions/shared/db/(client|query|batch)\\.ts$' },
+      to: {
+        path: '(^|/)node_modules/@aws-sdk/(client-dynamodb|lib-dynamodb|util-dynamodb)/|^functions/shared/db/(client|query|batch)\\.ts$',
+      },
     },
     {
       name: 'edge-below-handlers',

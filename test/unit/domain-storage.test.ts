@@ -26,7 +26,10 @@ describe('the domain writes no DynamoDB request', () => {
 
   it.each([
     ['builds no command', /\bnew \w+Command\(/],
-    ['writes no key, condition, update, filter or projection expression', /\b(KeyCondition|Condition|Update|Filter|Projection)Expression\b/],
+    [
+      'writes no key, condition, update, filter or projection expression',
+      /\b(KeyCondition|Condition|Update|Filter|Projection)Expression\b/,
+    ],
     ['names no expression attributes', /\bExpressionAttribute(Names|Values)\b/],
     ['sends nothing to the table itself', /\b(TableName|TransactItems)\b/],
   ])('%s', (_label, pattern) => {
