@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushRecordKey } from '#shared/db/push';
+import { pushRecordKey } from '#shared/db/push-record';
 import { httpRoutes } from '#wiring';
 import { agentHandle, createAgent, operatorHeaders, postThread, seedRoomSummary, setAiQuota } from '../support/ai/fixtures';
 import { api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';

@@ -1,8 +1,8 @@
 import { createECDH, createHmac, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { vapidKey } from '#shared/db/push';
-import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
+import { vapidKey } from '#shared/db/push-vapid';
+import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
 import { httpRoutes } from '#wiring';
 import { agentBody, agentHandle, createAgent, dispositionCode, postThread, setAiQuota } from '../support/ai/fixtures';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
@@ -808,9 +808,9 @@ const agentTextVariants = (key: string, options: { required?: boolean; nullable?
   [`${key} blank`, set(key, '   '), `body.${key}`] as [string, (body: Body) => Body, string],
 ];
 
-/** Agent handles: 2-32 of [a-z0-9-], starting with a letter. */
+/** Agent handles: 2-32 of [a-z0-9-], starting with a letter; optional (derived from the name when absent). */
 const handleVariants = (): [string, (body: Body) => Body, string][] => [
-  ...textVariants('handle', { required: true }),
+  ...textVariants('handle'),
   ['handle of one character', set('handle', 'a'), 'body.handle'],
   ['handle of 33 characters', set('handle', long(33)), 'body.handle'],
   ['handle in upper case', set('handle', 'Support'), 'body.handle'],
