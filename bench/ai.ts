@@ -3,7 +3,7 @@
  * is timed is the service), the DynamoDB requests a 40-message thread costs, and the largest prompt
  * the service can build. The local OpenAI-compatible server of the tests stands in for the model.
  */
-import { bindingVariable } from '../lib/bindings';
+import { bindingVariable } from '#wiring/bindings';
 import type { Bench, Context } from './harness';
 import { recording } from './instrument';
 import { countBy, createProject, latencySummary, sleep } from './util';

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { type BuildOptions, build, version as esbuildVersion, type Metafile } from 'esbuild';
+import { eventSubscribers, httpRoutes, queueConsumers, stateMachines, streamConsumers, webSocketRoutes } from '#wiring';
 import { chatFunctionBuild, functionsDir, repoRoot } from '../lib/constructs/chat-function';
-import { eventSubscribers, httpRoutes, queueConsumers, stateMachines, streamConsumers, webSocketRoutes } from '../lib/routes/index';
 import { type Bench, fmt, GOALS, kib, mark, table } from './harness';
 import { launch, median, round } from './util';
 

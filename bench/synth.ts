@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { areas, functionEntries, httpRoutes } from '#wiring';
 import { alarmCost, alarmPrices } from '../lib/constructs/alarm-cost';
-import { areas, functionEntries, httpRoutes } from '../lib/routes/index';
 import { DEFAULT_PING_INTERVAL_MS } from '../sdk/settings';
 import { projectedAreas, synthesizeStacks } from '../test/support/area-projection';
 import { type Bench, fmt, GOALS } from './harness';

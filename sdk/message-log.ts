@@ -5,11 +5,6 @@ import type { Message } from './types';
 /** A resume pages through at most this many pages (100,000 messages) before going live. */
 const MAX_CATCH_UP_PAGES = 1000;
 
-export const isMessage = (value: unknown): value is Message => typeof (value as Message | null)?.id === 'number';
-
-/** The messages of a list that arrived over the wire; anything else (not a list, malformed entries) is dropped. */
-export const messagesIn = (value: unknown): Message[] => (Array.isArray(value) ? value.filter(isMessage) : []);
-
 /**
  * The room's timeline as this client delivers it: every message once, in id order, whichever
  * transport or REST call brought it. It knows where the timeline starts (the first connection's

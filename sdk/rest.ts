@@ -1,7 +1,7 @@
 import { ChatError, errorFromBody, toChatError } from './errors';
-import { messagesIn } from './message-log';
 import type { ClientSettings } from './settings';
 import type { Message } from './types';
+import { messagesIn } from './wire-messages';
 
 const PAGE_SIZE = 100;
 const REQUEST_TIMEOUT_MS = 15_000;

@@ -1,11 +1,12 @@
 import { ConnectionManager } from './connection-manager';
 import { RoomEmitter } from './emitter';
 import { ChatError } from './errors';
-import { isMessage, MessageLog } from './message-log';
+import { MessageLog } from './message-log';
 import { PendingSends } from './pending-sends';
 import { type MessageInput, RoomRest } from './rest';
 import { resolveSettings } from './settings';
 import type { ConnectionState, Message, RoomClient, RoomClientEvents, RoomClientOptions, SendOptions } from './types';
+import { isMessage } from './wire-messages';
 
 const CLIENT_EVENT_NAME = /^client-[A-Za-z0-9_.:-]{1,64}$/;
 

@@ -1,8 +1,8 @@
 import { ChatError, errorFromBody, toChatError } from './errors';
-import { isMessage } from './message-log';
 import { SseParser } from './sse-parser';
 import { type RoomTransport, superseded, type TransportHost } from './transport';
 import type { Message } from './types';
+import { isMessage } from './wire-messages';
 
 /** Three missed 15 s heartbeats: the SSE stream is dead even if the socket looks open. */
 const SSE_IDLE_TIMEOUT_MS = 45_000;

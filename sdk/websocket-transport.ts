@@ -1,10 +1,10 @@
 import { ChatError, classify, errorFromFrame, toChatError } from './errors';
-import { isMessage, messagesIn } from './message-log';
 import { PresenceTracker } from './presence';
 import type { RoomRest } from './rest';
 import { type RoomTransport, superseded, type TransportHost } from './transport';
 import type { Message, RoomEvent, WebSocketLike } from './types';
 import { connectWebSocket } from './websocket-connect';
+import { isMessage, messagesIn } from './wire-messages';
 
 const OPEN = 1;
 /** How long the first WebSocket connection waits for the `history` frame it asked for before reading history over REST. */

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeJwt, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { ROLES, type Role } from '#lib/routes';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
@@ -10,6 +9,7 @@ import { ForbiddenError, UnauthorizedError } from '#shared/errors';
 import { openGeneratedKey } from '#shared/generated-keys';
 import { idSchema, PROJECT_ID_PATTERN, reservedPrefixOf } from '#shared/ids';
 import { logger } from '#shared/logger';
+import { ROLES, type Role } from '#wiring';
 
 /** A project user, from a verified JWT. */
 export interface UserPrincipal {

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { HANDOFF_STATES } from '#shared/db/ai';
 import * as z from '#shared/schema';
+import { EVENT_TYPES, type EventType } from '#wiring/event-types';
+
+export { EVENT_TYPES, type EventType };
 
 /**
  * THE catalogue of domain events: type → payload schema, shared by the producers (which write
@@ -58,11 +61,9 @@ export const eventCatalogue = {
     contextSummary: z.string(),
     contextSource: z.enum(['ai', 'excerpt']),
   }),
-} as const;
+} as const satisfies Record<EventType, z.ZodMiniType>;
 
-export type EventType = keyof typeof eventCatalogue;
 export type EventPayload<T extends EventType> = z.infer<(typeof eventCatalogue)[T]>;
-export const EVENT_TYPES = Object.keys(eventCatalogue) as EventType[];
 
 /**
  * The message attribute the publisher sets to the event type on the topic; each subscriber's filter

@@ -1,6 +1,6 @@
-import type { SecretId } from '#lib/bindings';
 import * as z from '#shared/schema';
 import { parseKeyRing } from '#shared/sealing';
+import type { SecretId } from '#wiring/bindings';
 
 /** A data key secret: one key, or a key ring during a rotation (`functions/shared/sealing.ts`). */
 const dataKeyRing = z.string().check(

@@ -1,10 +1,10 @@
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { type SecretId, UNSET_SECRET_PLACEHOLDER } from '#lib/bindings';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { boundIfSet } from '#shared/bindings';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { checkSecretFormat } from '#shared/secret-formats';
+import { type SecretId, UNSET_SECRET_PLACEHOLDER } from '#wiring/bindings';
 
 let client: SecretsManagerClient | undefined;
 /** `null` caches "not set", so an unconfigured secret costs one request per cache period, not one per call. */

@@ -1,6 +1,6 @@
 import { dispatchEvent } from '#domain/webhooks/deliveries';
+import { sqsBatchHandler } from '#edge/sqs-batch';
 import { parseEvent } from '#shared/events';
-import { sqsBatchHandler } from '#shared/sqs-batch';
 
 /**
  * The webhook subscriber's queue consumer: each event reaches the project's webhooks subscribed to

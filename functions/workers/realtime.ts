@@ -1,7 +1,7 @@
 import { deliverFanOut, type FanOutJob } from '#domain/realtime/broadcast';
 import { type WelcomeJob, welcome } from '#domain/realtime/welcome';
+import { sqsBatchHandler } from '#edge/sqs-batch';
 import { logger } from '#shared/logger';
-import { sqsBatchHandler } from '#shared/sqs-batch';
 
 type RealtimeJob = WelcomeJob | FanOutJob;
 

@@ -1,5 +1,5 @@
 import { type PushBatch, sendPushBatch } from '#domain/push/send';
-import { sqsBatchHandler } from '#shared/sqs-batch';
+import { sqsBatchHandler } from '#edge/sqs-batch';
 
 /** The push queue's consumer: one batch of a large room's deliveries per message. */
 export const handler = sqsBatchHandler('sending a push batch', async (body) => {

@@ -1,7 +1,7 @@
 import { QuotaExceededError } from '#domain/ai/quota';
 import { type RoomSummaryJob, summarizeRoom } from '#domain/ai/room-summaries';
+import { sqsBatchHandler } from '#edge/sqs-batch';
 import { logger } from '#shared/logger';
-import { sqsBatchHandler } from '#shared/sqs-batch';
 
 /** The room summary queue's consumer: one job, one summary. */
 export const handler = sqsBatchHandler('summarizing a room', async (body) => {

@@ -2,14 +2,14 @@ import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { dropConnection, registerConnection } from '#domain/realtime/connections';
 import type { WelcomeJob } from '#domain/realtime/welcome';
 import { accessRoom } from '#domain/rooms/rooms';
+import { parsePart } from '#edge/http';
+import { wsHandler } from '#edge/ws';
 import { authenticateToken } from '#shared/auth';
 import { config } from '#shared/config';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '#shared/errors';
-import { parsePart } from '#shared/http';
 import { idSchema } from '#shared/ids';
 import { sendRealtimeJobs } from '#shared/queue';
 import * as z from '#shared/schema';
-import { wsHandler } from '#shared/ws';
 
 /** The room channel (`roomId`) or the user channel (`userId`); the local gateway maps the paths to these. */
 const connectQuery = z.object({

@@ -2,14 +2,14 @@ import { messageFields } from '#domain/messages/message-input';
 import { sendMessage } from '#domain/messages/pipeline';
 import { clientEventTargets, relayClientEvent } from '#domain/realtime/client-events';
 import { findConnection } from '#domain/realtime/connections';
-import type { Role } from '#lib/routes';
+import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#edge/frames';
+import { wsHandler } from '#edge/ws';
 import type { Connection, ConnectionRef } from '#shared/db/connection';
 import { BadRequestError } from '#shared/errors';
-import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#shared/frames';
 import { postToConnection } from '#shared/gateway';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
-import { wsHandler } from '#shared/ws';
+import type { Role } from '#wiring';
 
 /** `roomId` is optional: the socket's room is implied, but a frame shaped like `POST /messages` may name it. */
 const messageFrame = z.strictObject({ type: z.literal('message'), roomId: z.optional(idSchema), ...messageFields });

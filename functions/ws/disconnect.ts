@@ -1,6 +1,6 @@
 import { dropConnection } from '#domain/realtime/connections';
 import { announceDepartures } from '#domain/realtime/presence';
-import { wsHandler } from '#shared/ws';
+import { wsHandler } from '#edge/ws';
 
 /** Best effort on AWS: a connection whose `$disconnect` never comes is forgotten on its first 410, or by TTL. */
 export const handler = wsHandler('$disconnect', async (event) => {

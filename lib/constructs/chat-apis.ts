@@ -26,7 +26,7 @@ import {
   type HttpRoute as HttpRouteEntry,
   ROUTE_SELECTION_FIELD,
   type WebSocketRoute as WebSocketRouteEntry,
-} from '../routes/index.ts';
+} from '#wiring';
 import type { ChatConfig } from '../stacks/chat-config.ts';
 import type { ChatFunction } from './chat-function.ts';
 
@@ -50,7 +50,7 @@ export const corsAllowHeaders = [
 /**
  * Request headers a browser may send cross-origin to a streaming route's function URL: the JWT
  * (EventSource cannot set headers, so it may come as `?token=` instead), the resume point and the
- * trace id, all read by `functions/shared/stream.ts`.
+ * trace id, all read by `functions/edge/stream.ts`.
  */
 export const streamCorsAllowHeaders = ['Authorization', 'Last-Event-ID', 'X-Trace-Id'] as const;
 
@@ -95,7 +95,7 @@ export class ChatApis extends Construct {
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
       apiName: `chat-${config.stage}-http`,
-      description: 'Chat service REST API (routes from lib/routes/)',
+      description: 'Chat service REST API (routes from functions/wiring/)',
       // The default stage is added below, because only addStage() accepts access log settings.
       createDefaultStage: false,
       corsPreflight: {
@@ -145,7 +145,7 @@ export class ChatApis extends Construct {
       apiName: `chat-${config.stage}-ws`,
       // Frames carry `type`; routes keyed on it let API Gateway answer keep-alives without a function.
       routeSelectionExpression: `$request.body.${ROUTE_SELECTION_FIELD}`,
-      description: 'Chat service realtime API (routes from lib/routes/)',
+      description: 'Chat service realtime API (routes from functions/wiring/)',
     });
     this.webSocketStage = new WebSocketStage(this, 'WebSocketStage', {
       webSocketApi: this.webSocketApi,
@@ -248,7 +248,7 @@ export function addWebSocketRoute(
 
 /**
  * The function URL of a `functionUrl` route: `RESPONSE_STREAM`, so the handler's writes reach the
- * client as it makes them (`awslambda.streamifyResponse` in `functions/shared/stream.ts`).
+ * client as it makes them (`awslambda.streamifyResponse` in `functions/edge/stream.ts`).
  *
  * Auth type `NONE`: browsers (EventSource, `fetch` in the SDK) cannot sign requests with SigV4,
  * which `AWS_IAM` would demand. The handler authenticates every request itself, as on the HTTP API:

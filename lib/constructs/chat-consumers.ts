@@ -3,7 +3,7 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import type { StreamConsumer } from '../routes/index.ts';
+import type { StreamConsumer } from '#wiring';
 import type { ChatFunction } from './chat-function.ts';
 
 /** What an SQS event source accepts as maximum concurrency (the Lambda `ScalingConfig` limits). */
@@ -70,7 +70,7 @@ export function assertVisibilityExceedsTimeout(consumer: SqsConsumerSettings, vi
   if (visibilityTimeoutSeconds <= consumer.timeoutSeconds) {
     throw new Error(
       `The queue of ${consumer.id} has a visibility timeout of ${visibilityTimeoutSeconds} s, which must exceed the ` +
-        `${consumer.timeoutSeconds} s timeout of its consumer (lib/routes/)`,
+        `${consumer.timeoutSeconds} s timeout of its consumer (functions/wiring/)`,
     );
   }
 }
@@ -81,7 +81,7 @@ export function assertMaxConcurrencyInRange(consumer: SqsConsumerSettings): void
   if (!Number.isInteger(consumer.maxConcurrency) || consumer.maxConcurrency < min || consumer.maxConcurrency > max) {
     throw new Error(
       `Consumer ${consumer.id} has maxConcurrency ${consumer.maxConcurrency}, but an SQS event source accepts an integer ` +
-        `from ${min} to ${max} (lib/routes/)`,
+        `from ${min} to ${max} (functions/wiring/)`,
     );
   }
 }

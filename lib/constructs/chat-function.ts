@@ -6,7 +6,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { type Binding, type BoundResources, type GrantContext, parseBinding } from '../bindings.ts';
+import { type Binding, type BoundResources, type GrantContext, parseBinding } from '#wiring/bindings';
 import { acknowledgeWildcardResources } from './nag.ts';
 
 /** Repository root: the esbuild project root, where `package.json` ("imports" aliases) and the lock file live. */
@@ -179,7 +179,7 @@ export class ChatFunction extends NodejsFunction {
   }
 
   /**
-   * Binds the function to the resources its wiring-table entry names (`lib/bindings.ts`): for each,
+   * Binds the function to the resources its wiring-table entry names (`functions/wiring/bindings.ts`): for each,
    * the kind's least-privilege grant and its environment variable. The one place where a binding
    * becomes IAM.
    */

@@ -1,7 +1,7 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { QueueDefinition } from '../routes/index.ts';
+import type { QueueDefinition } from '#wiring';
 
 /** A queue with its dead-letter queue. */
 export interface ChatQueue {
@@ -65,7 +65,7 @@ export function streamFailureQueue(scope: Construct, consumerId: string): Stream
   return { id, queue };
 }
 
-/** The queues shared between areas (`queues` of `lib/routes/`), in the root stack. */
+/** The queues shared between areas (`queues` of `functions/wiring/`), in the root stack. */
 export class ChatQueues extends Construct {
   /** Every shared queue, by id. */
   public readonly all: ReadonlyMap<string, ChatQueue>;
@@ -75,10 +75,10 @@ export class ChatQueues extends Construct {
     this.all = new Map(props.definitions.map((definition) => [definition.id, queueWithDeadLetter(this, definition.id, definition)]));
   }
 
-  /** The queue with the given id; throws for an id missing from `lib/routes/`. */
+  /** The queue with the given id; throws for an id missing from `functions/wiring/`. */
   public get(id: string): ChatQueue {
     const found = this.all.get(id);
-    if (!found) throw new Error(`No shared queue with id ${id} in lib/routes/`);
+    if (!found) throw new Error(`No shared queue with id ${id} in functions/wiring/`);
     return found;
   }
 }

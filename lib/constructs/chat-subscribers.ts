@@ -1,14 +1,14 @@
 import { type ITopic, SubscriptionFilter, Topic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import type { EventSubscriber } from '#wiring';
 import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events.ts';
-import type { EventSubscriber } from '../routes/index.ts';
 import { addSqsConsumer } from './chat-consumers.ts';
 import type { ChatFunction } from './chat-function.ts';
 import { type ChatQueue, queueWithDeadLetter } from './chat-queues.ts';
 
 /**
- * An event subscriber of `lib/routes/`: its own queue and dead-letter queue in `scope` (the
+ * An event subscriber of `functions/wiring/`: its own queue and dead-letter queue in `scope` (the
  * subscriber's area), subscribed to the event topic with raw delivery (the queue holds the event
  * envelope itself) and a filter policy on the event type, read by `fn` with partial batch failures.
  * Subscribers never share a queue, so one that fails an event retries only its own work.

@@ -1,11 +1,11 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, StreamViewType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { tableSchema } from '../table.ts';
+import { tableSchema } from '#wiring/table';
 
 /**
  * The service's single DynamoDB table with its secure defaults fixed in one place: keys and indexes
- * from `tableSchema` (`lib/table.ts`, shared with the local runtime), on-demand billing,
+ * from `tableSchema` (`functions/wiring/table.ts`, shared with the local runtime), on-demand billing,
  * point-in-time recovery, TTL, AWS-managed encryption, retained on stack deletion and replacement
  * (but deleted when the deploy that created it rolls back, so a failed first deploy leaves no table
  * behind), and a change stream of new images that carries the domain events to their publisher.

@@ -4,7 +4,7 @@ import { Aws, Fn, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { StateMachineDefinition } from '../routes/index.ts';
+import type { StateMachineDefinition } from '#wiring';
 import { type ChatFunction, repoRoot } from './chat-function.ts';
 import { acknowledgeWildcardResources } from './nag.ts';
 
@@ -24,7 +24,7 @@ export interface ChatWorkflowProps {
 }
 
 /**
- * A Step Functions Standard state machine of `lib/routes/` (`stateMachines`), in its area's stack.
+ * A Step Functions Standard state machine of `functions/wiring/` (`stateMachines`), in its area's stack.
  *
  * The definition is the ASL file itself (`DefinitionBody.fromString` of its text, so the template
  * carries it verbatim, rather than `fromFile`, which uploads it as an S3 asset), with each task's
@@ -53,7 +53,7 @@ export class ChatWorkflow extends Construct {
     if (JSON.stringify(placeholders) !== JSON.stringify(taskPlaceholders)) {
       throw new Error(
         `${definition.definitionFile} has the placeholders [${placeholders.join(', ')}] but the tasks of state machine ` +
-          `${definition.id} in lib/routes/ name [${taskPlaceholders.join(', ')}]`,
+          `${definition.id} in functions/wiring/ name [${taskPlaceholders.join(', ')}]`,
       );
     }
     const functionOf = (taskId: string) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type SecretId, secretDefinitions } from '../bindings';
+import { type SecretId, secretDefinitions } from '#wiring/bindings';
 import { AwsJsonError, serveAwsJson } from './aws-json';
 import { LOCAL_REGION } from './sqs-local';
 
@@ -7,14 +7,14 @@ export const localSecretArn = (secretId: string) => `arn:aws:secretsmanager:${LO
 
 export interface SecretsLocal {
   readonly endpoint: string;
-  /** Secret ARN by secret id, for every secret of `lib/bindings.ts`, set or not. */
+  /** Secret ARN by secret id, for every secret of `functions/wiring/bindings.ts`, set or not. */
   readonly arns: Readonly<Record<SecretId, string>>;
   stop(): Promise<void>;
 }
 
 /**
  * The Secrets Manager stand-in: `GetSecretValue` in the service's JSON protocol for the real
- * `SecretsManagerClient`, on loopback. Each secret of `lib/bindings.ts` holds the value of its
+ * `SecretsManagerClient`, on loopback. Each secret of `functions/wiring/bindings.ts` holds the value of its
  * setting (`CHAT_OPERATOR_KEY`, `WEBHOOK_SECRET_ENCRYPTION_KEY`) from `values`; an unset one does
  * not exist (`ResourceNotFoundException`), which is how a local run goes without it.
  */

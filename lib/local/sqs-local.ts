@@ -1,8 +1,8 @@
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
+import { eventSubscribers, queues } from '#wiring';
 import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events';
-import { eventSubscribers, queues } from '../routes/index';
 import { type InProcessRequestHandler, inProcessRequestHandler } from './in-process-handler';
 
 export interface SqsLocal {

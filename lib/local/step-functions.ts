@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type StateMachineDefinition, stateMachines } from '../routes/index';
+import { type StateMachineDefinition, stateMachines } from '#wiring';
 import { AwsJsonError, serveAwsJson } from './aws-json';
 import type { HandlerHost } from './handlers';
 import { LOCAL_REGION } from './sqs-local';

@@ -6,7 +6,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { tableSchema } from '../table';
+import { tableSchema } from '#wiring/table';
 
 /**
  * Creates the table from the same schema the CDK storage stack deploys (keys, GSIs, TTL, stream),

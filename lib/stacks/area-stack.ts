@@ -4,7 +4,8 @@ import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct, IConstruct } from 'constructs';
-import type { BoundResources } from '../bindings.ts';
+import { type Area, type FunctionEntry, functionsOf } from '#wiring';
+import type { BoundResources } from '#wiring/bindings';
 import {
   addGatewayAnsweredFrame,
   addHttpRoute,
@@ -18,7 +19,6 @@ import { AreaAlarms } from '../constructs/chat-observability.ts';
 import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../constructs/chat-queues.ts';
 import { addEventSubscriber } from '../constructs/chat-subscribers.ts';
 import { ChatWorkflow } from '../constructs/chat-workflows.ts';
-import { type Area, type FunctionEntry, functionsOf } from '../routes/index.ts';
 import { type ChatConfig, sharedEnvironment } from './chat-config.ts';
 
 /**
@@ -102,7 +102,7 @@ export class AreaStack extends NestedStack {
     const functions = new Map<string, ChatFunction>();
     const environment = sharedEnvironment(config);
     const create = (entry: FunctionEntry, options: { description: string; timeout?: Duration; reserved?: number }) => {
-      if (functions.has(entry.id)) throw new Error(`Two functions have the id ${entry.id} in lib/routes/`);
+      if (functions.has(entry.id)) throw new Error(`Two functions have the id ${entry.id} in functions/wiring/`);
       const fn = new ChatFunction(this, entry.id, {
         handlerPath: entry.handler,
         description: options.description,
@@ -135,7 +135,8 @@ export class AreaStack extends NestedStack {
       ...shared,
       stateMachine: (machineId) => {
         const workflow = workflows.get(machineId);
-        if (!workflow) throw new Error(`The ${area.id} area binds state machine ${machineId}, which is not one of its own (lib/routes/)`);
+        if (!workflow)
+          throw new Error(`The ${area.id} area binds state machine ${machineId}, which is not one of its own (functions/wiring/)`);
         return workflow.stateMachine;
       },
     };
@@ -177,7 +178,7 @@ export class AreaStack extends NestedStack {
     }
     for (const consumer of area.queueConsumers ?? []) {
       const queue = shared.sharedQueues.get(consumer.queue);
-      if (!queue) throw new Error(`Consumer ${consumer.id} reads ${consumer.queue}, which is not a shared queue of lib/routes/`);
+      if (!queue) throw new Error(`Consumer ${consumer.id} reads ${consumer.queue}, which is not a shared queue of functions/wiring/`);
       const fn = create(entryOf(consumer.id), { description: `Consumer of the ${consumer.queue} queue: ${consumer.summary}` });
       addSqsConsumer(fn, queue.queue, consumer, queue.visibilityTimeoutSeconds);
     }

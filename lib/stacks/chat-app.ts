@@ -1,6 +1,6 @@
 import { type App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import type { Area } from '../routes/index.ts';
+import type { Area } from '#wiring';
 import { type ChatConfig, chatContextOverrides, resolveChatConfig } from './chat-config.ts';
 import { ChatStack } from './chat-stack.ts';
 
@@ -19,7 +19,7 @@ export interface ChatAppOptions {
   readonly nagChecks?: boolean;
   /**
    * The areas to build (the infra tests project the app at a larger size with generated ones).
-   * @default the areas of `lib/routes/`
+   * @default the areas of `functions/wiring/`
    */
   readonly areas?: readonly Area[];
 }

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { outboundHosts } from '#wiring/bindings';
 import { isVapidSubject } from '../../functions/shared/urls.ts';
-import { outboundHosts } from '../bindings.ts';
 
 /** Settings of one deployment of the service; every field has a default. */
 export interface ChatConfig {
@@ -52,7 +52,7 @@ export interface ChatConfig {
    */
   readonly aiThrottleBurstLimit: number;
   /**
-   * Provider base URLs (`FCM_BASE_URL`, `AI_BASE_URL`, ... of `outboundHosts` in `lib/bindings.ts`),
+   * Provider base URLs (`FCM_BASE_URL`, `AI_BASE_URL`, ... of `outboundHosts` in `functions/wiring/bindings.ts`),
    * for functions bound to them; unset ones keep the real hosts.
    * @default {}
    */

@@ -1,5 +1,7 @@
 import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { type Area, areas as wiredAreas, queues as wiredQueues } from '#wiring';
+import { tableSchema } from '#wiring/table';
 import { ChatApis, throttleHttpRoutes } from '../constructs/chat-apis.ts';
 import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
 import type { ChatFunction } from '../constructs/chat-function.ts';
@@ -7,8 +9,6 @@ import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observabil
 import { ChatQueues } from '../constructs/chat-queues.ts';
 import { ChatSecrets } from '../constructs/chat-secrets.ts';
 import { ChatTable } from '../constructs/chat-table.ts';
-import { type Area, areas as wiredAreas, queues as wiredQueues } from '../routes/index.ts';
-import { tableSchema } from '../table.ts';
 import { AreaStack, callsTheModel, type SharedResources } from './area-stack.ts';
 import type { ChatConfig } from './chat-config.ts';
 
@@ -18,7 +18,7 @@ export interface ChatStackProps extends StackProps {
   readonly config: ChatConfig;
   /**
    * The areas to build, one nested stack each.
-   * @default the areas of `lib/routes/`
+   * @default the areas of `functions/wiring/`
    */
   readonly areas?: readonly Area[];
 }
@@ -81,7 +81,7 @@ export class ChatStack extends Stack {
       const areaStack = new AreaStack(this, area.id, { area, shared, config });
       areaStacks.set(area.id, areaStack);
       for (const [functionId, fn] of areaStack.functions) {
-        if (functions.has(functionId)) throw new Error(`Two functions have the id ${functionId} in lib/routes/`);
+        if (functions.has(functionId)) throw new Error(`Two functions have the id ${functionId} in functions/wiring/`);
         functions.set(functionId, fn);
       }
       // A stage deploys what its API has when it is created: after the area's routes, it starts complete

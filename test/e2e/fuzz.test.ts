@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FrameRoute, type HttpRoute, httpRoutes, type RateLimit, webSocketFrames, webSocketRoutes } from '#wiring';
 import { type LocalRuntime, startLocalRuntime } from '../../lib/local/runtime';
-import { type FrameRoute, type HttpRoute, httpRoutes, type RateLimit, webSocketFrames, webSocketRoutes } from '../../lib/routes/index';
 import { oddPathSegment, oddString, percentEncodeWtf8 } from '../support/fuzz/arbitraries';
 import { apiVocabulary } from '../support/fuzz/discovery';
 import { createFixtures, type Fixtures, signJwt } from '../support/fuzz/fixtures';
@@ -26,7 +26,7 @@ import { connectUser, connectWelcomed, type RoomSocket, tryOpen } from '../suppo
 
 /**
  * Every route fuzzed: generated bad input to every HTTP route, the WebSocket handshake and every
- * frame type of the wiring table (`lib/routes/`), over real sockets, on a runtime of this file's
+ * frame type of the wiring table (`functions/wiring/`), over real sockets, on a runtime of this file's
  * own (so that nothing else writes to its table). Everything a request is built from comes from
  * the table (method, path parameters, auth kind, rate limits, frame types and channels) or is learnt
  * from the route itself (body and query fields, see `test/support/fuzz/discovery.ts`): a new route

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { areas, eventSubscribers, queues, stateMachines, streamConsumers } from '#wiring';
 import { EVENTS_PUBLISH_FAILED_METRIC } from '../../functions/domain/events/publisher.ts';
 import { alarmCost, alarmPrices, metricsOfAlarm } from '../../lib/constructs/alarm-cost.ts';
 import { streamRetryPolicy } from '../../lib/constructs/chat-consumers.ts';
@@ -12,7 +13,6 @@ import {
   queueAgeAlarmSeconds,
   throttlesAlarmThreshold,
 } from '../../lib/constructs/chat-observability.ts';
-import { areas, eventSubscribers, queues, stateMachines, streamConsumers } from '../../lib/routes/index.ts';
 import { synthesizeStacks, type TemplateJson } from '../support/area-projection.ts';
 
 /**

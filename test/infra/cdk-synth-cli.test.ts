@@ -3,17 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BindingKindId,
-  bindingKinds,
-  bindingVariable,
-  type OutboundHostId,
-  outboundHosts,
-  secretDefinitions,
-} from '../../lib/bindings.ts';
+import { areas, type FunctionEntry, functionEntries, httpRoutes, queues, stateMachines } from '#wiring';
+import { type BindingKindId, bindingKinds, bindingVariable, type OutboundHostId, outboundHosts, secretDefinitions } from '#wiring/bindings';
 import { repoRoot } from '../../lib/constructs/chat-function.ts';
 import { bundlesModule } from '../../lib/constructs/handler-modules.ts';
-import { areas, type FunctionEntry, functionEntries, httpRoutes, queues, stateMachines } from '../../lib/routes/index.ts';
 
 /**
  * `cdk synth` through the real CLI, offline and without AWS credentials: the app must need no
@@ -45,7 +38,7 @@ function credentialFreeEnvironment(): NodeJS.ProcessEnv {
 
 /**
  * Stand-ins for the values CloudFormation fills in at deploy time (`Ref`, `Fn::Join`, ...), for every
- * variable a binding of `lib/bindings.ts` can set: each kind, with every resource of the wiring table
+ * variable a binding of `functions/wiring/bindings.ts` can set: each kind, with every resource of the wiring table
  * it can name. A new kind fails to compile here until it has a stand-in.
  */
 const standIns = {
@@ -190,7 +183,7 @@ afterAll(() => {
 });
 
 describe('deploy-time stand-ins', () => {
-  it('cover every variable a binding of lib/bindings.ts sets', () => {
+  it('cover every variable a binding of functions/wiring/bindings.ts sets', () => {
     const bound = new Set(functionEntries.flatMap((entry) => entry.bindings.map(bindingVariable)));
 
     expect([...bound].filter((variable) => !(variable in deployTimeValues))).toEqual([]);
@@ -255,7 +248,7 @@ describe('npx cdk synth', () => {
   });
 
   it('bundles the Secrets Manager reader (shared/secrets.ts) into every function bound to a secret', () => {
-    // Not the converse: every HTTP handler bundles it through functions/shared/http.ts, whose `operator`
+    // Not the converse: every HTTP handler bundles it through functions/edge/http.ts, whose `operator`
     // auth reads the operator key, so the route's auth (checked in chat-stack.test.ts), not the bundle,
     // says which functions read that secret.
     const mismatches: string[] = [];

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { type Area, areas, eventSubscribers, httpRoutes, queueConsumers } from '#wiring';
 import { repoRoot } from '../../lib/constructs/chat-function.ts';
-import { type Area, areas, eventSubscribers, httpRoutes, queueConsumers } from '../../lib/routes/index.ts';
 import { AI_CONSUMER_MAX_CONCURRENCY, ROUTE_CREATION_CHAINS } from '../../lib/stacks/area-stack.ts';
 import { createChatApp } from '../../lib/stacks/chat-app.ts';
 import {

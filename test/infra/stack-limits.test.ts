@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Area, areas, functionsOf } from '../../lib/routes/index.ts';
+import { type Area, areas, functionsOf } from '#wiring';
 import { futureAreas, projectedAreas, type SynthesizedStacks, stackLimits, synthesizeStacks } from '../support/area-projection.ts';
 
 /**

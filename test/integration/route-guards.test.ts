@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { replaceOverrides } from '#domain/flags/feature-flags';
-import { httpRoutes, webSocketFrames } from '#lib/routes';
+import { enforceRouteGuards } from '#domain/guards/route-guards';
 import { config } from '#shared/config';
 import { ForbiddenError, RateLimitedError } from '#shared/errors';
-import { enforceRouteGuards } from '#shared/route-guards';
+import { httpRoutes, webSocketFrames } from '#wiring';
 import { uniqueId } from '../support/api';
 
 /**

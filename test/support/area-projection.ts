@@ -12,9 +12,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
-import type { Binding } from '../../lib/bindings.ts';
+import type { Area, AuthKind, EventSubscriber, HttpMethod, HttpRoute } from '#wiring';
+import type { Binding } from '#wiring/bindings';
 import { repoRoot } from '../../lib/constructs/chat-function.ts';
-import type { Area, AuthKind, EventSubscriber, HttpMethod, HttpRoute } from '../../lib/routes/index.ts';
 import { type ChatAppOptions, createChatApp } from '../../lib/stacks/chat-app.ts';
 
 /** CloudFormation's limits are 500 resources, 1 MB of template, 200 parameters and 200 outputs; the guard keeps a margin on the first two. */
@@ -55,7 +55,7 @@ const readWrite: readonly Binding[] = ['table:read', 'table:write'];
 /** The areas still to come, in the order routes are dealt to them. */
 export const futureAreas: readonly FutureArea[] = [
   {
-    // The Push area itself has landed (lib/routes/push.ts); this one stands for what push still grows into.
+    // The Push area itself has landed (functions/wiring/push.ts); this one stands for what push still grows into.
     id: 'PushTopics',
     summary: 'Push topics, preferences and delivery receipts',
     auth: 'userOrService',
@@ -76,7 +76,7 @@ export const futureAreas: readonly FutureArea[] = [
     ],
   },
   {
-    // The Ai area itself has landed (lib/routes/ai.ts); this one stands for what AI still grows into.
+    // The Ai area itself has landed (functions/wiring/ai.ts); this one stands for what AI still grows into.
     id: 'AiAssists',
     summary: 'Moderation assists, prompts and model settings',
     auth: 'userOrService',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashPassword, verifyPassword } from '#domain/auth/passwords';
-import type { Role } from '#lib/routes';
 import { API_KEY_PATTERN, hasRole, type Principal } from '#shared/auth';
+import type { Role } from '#wiring';
 
 const user = (...roles: Role[]): Principal => ({ kind: 'user', projectId: 'p1', userId: 'u', roles });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { functionEntries, httpRoutes, queues, stateMachines } from '#wiring';
 import {
   type Binding,
   bindingKinds,
@@ -7,11 +8,10 @@ import {
   outboundHosts,
   parseBinding,
   secretDefinitions,
-} from '../../lib/bindings';
-import { functionEntries, httpRoutes, queues, stateMachines } from '../../lib/routes/index';
+} from '#wiring/bindings';
 
 /**
- * The registry of binding kinds (`lib/bindings.ts`) against the wiring table: every binding an
+ * The registry of binding kinds (`functions/wiring/bindings.ts`) against the wiring table: every binding an
  * entry names is one the registry knows, names a resource that exists, and reaches the handler
  * through one variable, locally with its stand-in's value.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isConditionCheckFailure, isConditionFailure } from '#shared/db/client';
+import { failedConditionParts, isConditionFailure, isTransactionConflict } from '#shared/db/transact';
 
-/** The two readings of a failed conditional write, on the error shapes the SDK raises. */
+/** The readings of a failed write, on the error shapes the SDK raises. */
 
 const conditional = Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
 const cancelled = (...codes: string[]) =>
@@ -12,15 +12,17 @@ const cancelled = (...codes: string[]) =>
 
 describe('condition failures', () => {
   it.each([
-    ['a failed condition of a single write', conditional, true, true],
-    ['a transaction cancelled by one of its conditions', cancelled('None', 'ConditionalCheckFailed'), true, true],
-    ['a transaction cancelled by a conflict', cancelled('TransactionConflict', 'None'), true, false],
-    ['a transaction cancelled by throttling', cancelled('ThrottlingError'), true, false],
-    ['a transaction cancelled without reasons', cancelled(), true, false],
-    ['another error', Object.assign(new Error('boom'), { name: 'ProvisionedThroughputExceededException' }), false, false],
-    ['no error object', undefined, false, false],
-  ])('%s', (_, error, broad, strict) => {
-    expect(isConditionFailure(error)).toBe(broad);
-    expect(isConditionCheckFailure(error)).toBe(strict);
+    ['a failed condition of a single write', conditional, true, false, []],
+    ['a transaction cancelled by one of its conditions', cancelled('None', 'ConditionalCheckFailed'), true, false, [1]],
+    ['a transaction cancelled by a condition and a conflict', cancelled('ConditionalCheckFailed', 'TransactionConflict'), true, false, [0]],
+    ['a transaction cancelled by a conflict', cancelled('TransactionConflict', 'None'), false, true, []],
+    ['a transaction cancelled by throttling', cancelled('ThrottlingError'), false, true, []],
+    ['a transaction cancelled without reasons', cancelled(), false, false, []],
+    ['another error', Object.assign(new Error('boom'), { name: 'ProvisionedThroughputExceededException' }), false, false, []],
+    ['no error object', undefined, false, false, []],
+  ])('%s', (_, error, conditionFailed, retryable, failedParts) => {
+    expect(isConditionFailure(error)).toBe(conditionFailed);
+    expect(isTransactionConflict(error)).toBe(retryable);
+    expect(failedConditionParts(error)).toEqual(failedParts);
   });
 });

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { errorFrame } from '#edge/frames';
+import { httpHandler } from '#edge/http';
+import { wsHandler } from '#edge/ws';
 import { BadRequestError, errorAnswer, HttpError, RateLimitedError } from '#shared/errors';
-import { errorFrame } from '#shared/frames';
-import { httpHandler } from '#shared/http';
-import { wsHandler } from '#shared/ws';
 
 /**
  * What a client learns from a failure, on every transport: a 4xx as written (the client's to fix),

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { webSocketFrames } from '#lib/routes';
+import { type FrameHandler, frameRouter } from '#edge/frames';
 import type { Connection } from '#shared/db/connection';
-import { type FrameHandler, frameRouter } from '#shared/frames';
+import { webSocketFrames } from '#wiring';
 
 /**
- * The `$default` frame router: built from the frame table of `lib/routes/`, so a frame type cannot
+ * The `$default` frame router: built from the frame table of `functions/wiring/`, so a frame type cannot
  * be listed without a handler or handled without a listing, and the table decides which channel
  * takes which frame before any handler runs.
  */

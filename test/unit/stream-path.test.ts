@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 // The wrapper calls awslambda.streamifyResponse when its module loads in Lambda; matching paths needs none of that.
 (globalThis as { awslambda?: unknown }).awslambda ??= { streamifyResponse: (handler: unknown) => handler, HttpResponseStream: {} };
-const { matchRoutePath } = await import('#shared/stream');
+const { matchRoutePath } = await import('#edge/stream');
 
 describe('matchRoutePath (function URLs carry no path parameters)', () => {
   it.each([

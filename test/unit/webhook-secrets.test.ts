@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bindingVariable } from '#wiring/bindings';
 import { checkSecretFormat } from '../../functions/shared/secret-formats';
-import { bindingVariable } from '../../lib/bindings';
 import { type SecretsLocal, startSecretsLocal } from '../../lib/local/secrets-local';
 
 /**

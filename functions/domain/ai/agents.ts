@@ -11,26 +11,27 @@ import {
 import { isHandoffActive, requireNoHandoff } from '#domain/ai/handoff-state';
 import { mentionedUserIds } from '#domain/events/message-events';
 import { onceFor } from '#domain/events/once';
+import { enforceRouteGuards } from '#domain/guards/route-guards';
 import { readMessages } from '#domain/messages/history';
 import { sendMessage } from '#domain/messages/pipeline';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom, ensureMember } from '#domain/rooms/rooms';
-import { httpRoute } from '#lib/routes';
 import { actorId, type Principal, type UserPrincipal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { agentKey, agentsPk } from '#shared/db/ai';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { membershipKey } from '#shared/db/membership';
 import type { Message } from '#shared/db/message';
 import { queryAll } from '#shared/db/query';
 import type { RoomItem } from '#shared/db/room';
+import { isConditionFailure } from '#shared/db/transact';
 import { ConflictError, HttpError, NotFoundError, RateLimitedError, RoomNotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
 import { AGENT_USER_PREFIX, newId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import { enforceRouteGuards } from '#shared/route-guards';
 import * as z from '#shared/schema';
+import { httpRoute } from '#wiring';
 
 /**
  * In-room AI agents. An agent is a named set of instructions (and optionally a model) that speaks

@@ -7,8 +7,9 @@ import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
 import { config } from '#shared/config';
 import { type RoomSummaryItem, roomSummariesPk, roomSummaryItem, roomSummaryKey, roomSummaryStateKey } from '#shared/db/ai';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { findRoom } from '#shared/db/room';
+import { isConditionFailure } from '#shared/db/transact';
 import { newId } from '#shared/ids';
 import { sendRoomSummaryJob } from '#shared/queue';
 

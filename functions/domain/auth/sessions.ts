@@ -1,10 +1,10 @@
-import type { Role } from '#lib/routes';
 import { loadProject, signUserToken } from '#shared/auth';
 import { config } from '#shared/config';
 import { clearSignInFailures } from '#shared/db/sign-in-failures';
 import { findUserCredentials, putUserCredentials, replacePasswordHash, userCredentialsKey } from '#shared/db/user-credentials';
 import { BadRequestError, UnauthorizedError } from '#shared/errors';
 import { refuseReservedId } from '#shared/ids';
+import type { Role } from '#wiring';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { checkSignInLock, recordSignInFailure } from './sign-in-lockout';
 

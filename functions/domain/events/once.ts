@@ -1,11 +1,12 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { eventSubscribers } from '#lib/routes';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { eventClaimKey, OUTBOX_RETENTION_SECONDS } from '#shared/db/outbox';
+import { isConditionFailure } from '#shared/db/transact';
 import type { DomainEvent } from '#shared/events';
+import { eventSubscribers } from '#wiring';
 
 /**
- * Runs `work` for an event at most once per subscriber (an `eventSubscribers` id of `lib/routes/`),
+ * Runs `work` for an event at most once per subscriber (an `eventSubscribers` id of `functions/wiring/`),
  * however often the fan-out delivers it (SNS and SQS deliver at least once, and the publisher
  * republishes after a partial failure). A claim
  * item is written first with a lease as long as the subscriber may run; a second delivery meanwhile
@@ -17,7 +18,7 @@ import type { DomainEvent } from '#shared/events';
  */
 export async function onceFor(subscriber: string, event: DomainEvent, work: () => Promise<void>): Promise<boolean> {
   const entry = eventSubscribers.find((candidate) => candidate.id === subscriber);
-  if (!entry) throw new Error(`No event subscriber ${subscriber} in lib/routes/`);
+  if (!entry) throw new Error(`No event subscriber ${subscriber} in functions/wiring/`);
   const leaseMs = entry.timeoutSeconds * 1000;
   const key = eventClaimKey(event.projectId, event.id, subscriber);
   const now = Date.now();

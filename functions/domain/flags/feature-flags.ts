@@ -1,9 +1,9 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { FeatureFlag } from '#lib/routes';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { db, tableName } from '#shared/db/client';
 import { projectPk } from '#shared/db/keys';
+import type { FeatureFlag } from '#wiring';
 
 /** The spec's defaults; a project admin may override each one for the project. */
 export const FEATURE_FLAG_DEFAULTS = {

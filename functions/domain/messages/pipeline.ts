@@ -5,7 +5,7 @@ import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom, joinPublicRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import {
   clientMessageGuardKey,
   type Message,
@@ -18,6 +18,7 @@ import {
   threadPlacement,
   toMessage,
 } from '#shared/db/message';
+import { isConditionFailure } from '#shared/db/transact';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
 import { refuseReservedId } from '#shared/ids';
 import { logger } from '#shared/logger';

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { forgetProject, hashApiKey } from '#shared/auth';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { type ProjectItem, projectItem, projectKey, signingSecretBinding } from '#shared/db/project';
+import { isConditionFailure } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { generatedKeyIsStale, openGeneratedKey, sealGeneratedKey } from '#shared/generated-keys';
 

@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { pushRecordKey } from '#shared/db/push';
+import { isConditionFailure } from '#shared/db/transact';
 import { NotFoundError } from '#shared/errors';
 import { countMetric } from '#shared/metrics';
 

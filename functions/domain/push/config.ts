@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { openSecret, resealed, sealSecret } from '#domain/webhooks/secrets';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import {
   PUSH_CONFIG_SK_PREFIX,
   type PushConfigItem,
@@ -13,6 +13,7 @@ import {
   vapidItem,
   vapidKey,
 } from '#shared/db/push';
+import { isConditionFailure } from '#shared/db/transact';
 import { BadRequestError } from '#shared/errors';
 import { generatedKeyIsStale, openGeneratedKey, sealGeneratedKey } from '#shared/generated-keys';
 import { logger } from '#shared/logger';

@@ -1,5 +1,5 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { membershipKey, userRoomsIndexKey } from '#shared/db/membership';
 import {
   DEVICE_SK_PREFIX,
@@ -15,6 +15,7 @@ import {
   webSubscriptionItem,
 } from '#shared/db/push';
 import { queryAll } from '#shared/db/query';
+import { isConditionFailure } from '#shared/db/transact';
 
 /**
  * The copies of a user's sendable targets in the push rosters of the user's rooms

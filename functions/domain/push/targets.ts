@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { syncRosters, userTargets } from '#domain/push/rosters';
-import { db, isConditionCheckFailure, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import {
   bumpTargetsVersion,
   type DeviceItem,
@@ -17,6 +17,7 @@ import {
   webSubscriptionItem,
   webSubscriptionKey,
 } from '#shared/db/push';
+import { isConditionFailure } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { parseClientUrl } from '#shared/urls';
 
@@ -283,7 +284,7 @@ async function releaseTarget(
     );
   } catch (error) {
     // Only a failed condition means "not yours"; a conflict stays a retryable 5xx.
-    if (isConditionCheckFailure(error)) throw new NotFoundError(code, message);
+    if (isConditionFailure(error)) throw new NotFoundError(code, message);
     throw error;
   }
   await syncRosters(projectId, userId);

@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { deleteAll, putAll } from '#shared/db/batch';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import {
   CONNECTION_SK_PREFIX,
   CONNECTION_TTL_SECONDS,
@@ -24,6 +24,7 @@ import {
   userCounterKey,
 } from '#shared/db/connection';
 import { queryAll } from '#shared/db/query';
+import { isConditionFailure } from '#shared/db/transact';
 import { logger } from '#shared/logger';
 
 /**

@@ -1,7 +1,8 @@
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
+import { isConditionFailure } from '#shared/db/transact';
 import { type WatchItem, type WatchTargetType, watcherKey, watchItem, watchlistKey, watchlistPk } from '#shared/db/watchlist';
 import { ConflictError, ForbiddenError } from '#shared/errors';
 import { forgetWatchers } from './watch-notifications';

@@ -6,7 +6,7 @@ import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import { getAll, putAll } from '#shared/db/batch';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
 import { roomPk } from '#shared/db/keys';
 import {
   MEMBER_SK_PREFIX,
@@ -29,6 +29,7 @@ import {
   roomKey,
   toRoom,
 } from '#shared/db/room';
+import { isConditionFailure } from '#shared/db/transact';
 import { BadRequestError, ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
 import { DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX, refuseReservedId } from '#shared/ids';
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
+import { isConditionFailure } from '#shared/db/transact';
 import {
   type DeliveryItem,
   type DeliveryStatus,

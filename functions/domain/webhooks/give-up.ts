@@ -1,5 +1,6 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, tableName } from '#shared/db/client';
+import { db, tableName } from '#shared/db/client';
+import { isConditionFailure } from '#shared/db/transact';
 import { deliveryItem, deliveryKey } from '#shared/db/webhook';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';

@@ -1,5 +1,5 @@
 import { completeHandoff } from '#domain/ai/handoff';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { roomParams } from '../params';
 import { completeHandoffBody } from './handoff-schemas';
 

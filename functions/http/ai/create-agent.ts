@@ -1,5 +1,5 @@
 import { createAgent } from '#domain/ai/agents';
-import { created, httpHandler } from '#shared/http';
+import { created, httpHandler } from '#edge/http';
 import { createAgentBody } from './agent-schemas';
 
 /** 201 with the agent; 409 agent_handle_taken when another agent of the project has the handle. */

@@ -1,5 +1,5 @@
 import { deleteAgent } from '#domain/ai/agents';
-import { httpHandler, noContent } from '#shared/http';
+import { httpHandler, noContent } from '#edge/http';
 import { agentParams } from './agent-schemas';
 
 export const handler = httpHandler('DeleteAgent', { params: agentParams }, async ({ params, caller }) => {

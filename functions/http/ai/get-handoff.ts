@@ -1,5 +1,5 @@
 import { getHandoff } from '#domain/ai/handoff';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { roomParams } from '../params';
 
 /** 200 with the room's handoff record, or `{ state: 'none' }` when it never had one. */

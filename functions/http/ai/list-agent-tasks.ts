@@ -1,5 +1,5 @@
 import { AGENT_TASK_STATUSES, listAgentTasks } from '#domain/ai/agent-tasks';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { queryInt } from '../params';
 

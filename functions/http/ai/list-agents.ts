@@ -1,6 +1,6 @@
 import { listAgents } from '#domain/ai/agents';
+import { httpHandler, ok } from '#edge/http';
 import { isProjectAdmin } from '#shared/auth';
-import { httpHandler, ok } from '#shared/http';
 
 /**
  * Every user may list the agents they can @mention; an agent's instructions are its system prompt,

@@ -1,5 +1,5 @@
 import { listDispositions } from '#domain/ai/dispositions';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 
 /** The defaults (`builtIn: true`), then the project's own codes. */
 export const handler = httpHandler('ListDispositions', {}, async ({ caller }) =>

@@ -1,6 +1,6 @@
 import { setDispositions } from '#domain/ai/dispositions';
+import { httpHandler, ok } from '#edge/http';
 import { actorId } from '#shared/auth';
-import { httpHandler, ok } from '#shared/http';
 import { dispositionsBody } from './handoff-schemas';
 
 /** Replaces the project's own codes; 200 with the whole list, defaults first. */

@@ -1,5 +1,5 @@
 import { startHandoff } from '#domain/ai/handoff';
-import { created, httpHandler } from '#shared/http';
+import { created, httpHandler } from '#edge/http';
 import { roomParams } from '../params';
 import { startHandoffBody } from './handoff-schemas';
 

@@ -1,5 +1,5 @@
 import { summarizeThread } from '#domain/ai/thread-summary';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 

@@ -1,5 +1,5 @@
 import { issueToken } from '#domain/auth/sessions';
-import { created, httpHandler } from '#shared/http';
+import { created, httpHandler } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { expiresInSchema, rolesSchema } from './schemas';

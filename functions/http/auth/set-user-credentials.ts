@@ -1,5 +1,5 @@
 import { setUserCredentials } from '#domain/auth/sessions';
-import { httpHandler, noContent } from '#shared/http';
+import { httpHandler, noContent } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { rolesSchema } from './schemas';

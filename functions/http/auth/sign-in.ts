@@ -1,5 +1,5 @@
 import { signIn } from '#domain/auth/sessions';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { idSchema, PROJECT_ID_PATTERN } from '#shared/ids';
 import * as z from '#shared/schema';
 import { expiresInSchema } from './schemas';

@@ -1,7 +1,7 @@
 import { resolveFlags } from '#domain/flags/feature-flags';
+import { httpHandler, ok } from '#edge/http';
 import { authenticateToken, bearerToken } from '#shared/auth';
 import { UnauthorizedError } from '#shared/errors';
-import { httpHandler, ok } from '#shared/http';
 
 /**
  * Public: clients read flags before they sign in and while they reconnect. A valid bearer token

@@ -1,8 +1,8 @@
 import { replaceOverrides } from '#domain/flags/feature-flags';
-import { FEATURE_FLAGS } from '#lib/routes';
+import { httpHandler, ok } from '#edge/http';
 import { actorId } from '#shared/auth';
-import { httpHandler, ok } from '#shared/http';
 import * as z from '#shared/schema';
+import { FEATURE_FLAGS } from '#wiring';
 
 const body = z.strictObject({
   overrides: z.partialRecord(z.enum(FEATURE_FLAGS), z.boolean()),

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { httpHandler } from '#edge/http';
 import { db, tableName } from '#shared/db/client';
-import { httpHandler } from '#shared/http';
 
 async function probe(check: () => Promise<unknown>) {
   const started = performance.now();

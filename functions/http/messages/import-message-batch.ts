@@ -1,6 +1,6 @@
 import { importMessages, MAX_IMPORT_ROWS } from '#domain/messages/import';
 import { importRowSchema } from '#domain/messages/message-input';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 
 const body = z.strictObject({

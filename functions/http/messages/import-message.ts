@@ -1,6 +1,6 @@
 import { importRowSchema } from '#domain/messages/message-input';
 import { sendMessage } from '#domain/messages/pipeline';
-import { httpHandler } from '#shared/http';
+import { httpHandler } from '#edge/http';
 
 /** 201 for a new message, 200 with the original when the `clientMessageId` was imported before. */
 export const handler = httpHandler('ImportMessage', { body: importRowSchema }, async ({ body, caller }) => {

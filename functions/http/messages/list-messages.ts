@@ -1,5 +1,5 @@
 import { DEFAULT_PAGE_SIZE, listMessages, MAX_PAGE_SIZE } from '#domain/messages/history';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { messageIdParam, queryInt, roomParams } from '../params';
 

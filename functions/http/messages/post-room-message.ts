@@ -1,6 +1,6 @@
 import { roomMessageSchema } from '#domain/messages/message-input';
 import { sendMessage } from '#domain/messages/pipeline';
-import { httpHandler } from '#shared/http';
+import { httpHandler } from '#edge/http';
 import { roomParams } from '../params';
 
 /** Like `POST /messages` with the room in the path; `userId`/`createdAt` need an admin token or the API key. */

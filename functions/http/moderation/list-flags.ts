@@ -1,5 +1,5 @@
 import { listAutoFlags } from '#domain/moderation/block-list';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { queryInt } from '../params';
 

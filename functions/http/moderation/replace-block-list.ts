@@ -1,6 +1,6 @@
 import { MAX_BLOCK_LIST_TERMS, MAX_TERM_LENGTH, replaceBlockList } from '#domain/moderation/block-list';
+import { httpHandler, ok } from '#edge/http';
 import { actorId } from '#shared/auth';
-import { httpHandler, ok } from '#shared/http';
 import * as z from '#shared/schema';
 
 const body = z.strictObject({

@@ -1,7 +1,7 @@
 import { createProject } from '#domain/projects/projects';
-import { created, httpHandler } from '#shared/http';
+import { created, httpHandler } from '#edge/http';
+import { operatorAuth } from '#edge/operator-auth';
 import { PROJECT_ID_PATTERN } from '#shared/ids';
-import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 
 const body = z.strictObject({

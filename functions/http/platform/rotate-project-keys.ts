@@ -1,7 +1,7 @@
 import { rotateProjectKeys } from '#domain/projects/projects';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
+import { operatorAuth } from '#edge/operator-auth';
 import { PROJECT_ID_PATTERN } from '#shared/ids';
-import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 
 const params = z.object({ projectId: z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be a project id')) });

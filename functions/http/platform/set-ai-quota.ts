@@ -1,9 +1,9 @@
 import { setMonthlyQuota, usage } from '#domain/ai/quota';
+import { httpHandler, ok } from '#edge/http';
+import { operatorAuth } from '#edge/operator-auth';
 import { loadProject } from '#shared/auth';
 import { NotFoundError } from '#shared/errors';
-import { httpHandler, ok } from '#shared/http';
 import { PROJECT_ID_PATTERN } from '#shared/ids';
-import { operatorAuth } from '#shared/operator-auth';
 import * as z from '#shared/schema';
 
 const params = z.object({ projectId: z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be a project id')) });

@@ -1,5 +1,5 @@
 import { acknowledgePush } from '#domain/push/acknowledgements';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { deliveryAckBody } from './schemas';
 
 export const handler = httpHandler('AcknowledgePushDelivery', { body: deliveryAckBody }, async ({ body, user }) =>

@@ -1,5 +1,5 @@
 import { deleteDevice } from '#domain/push/targets';
-import { httpHandler, noContent } from '#shared/http';
+import { httpHandler, noContent } from '#edge/http';
 import { deviceParams } from './schemas';
 
 export const handler = httpHandler('DeletePushDevice', { params: deviceParams }, async ({ params, user }) => {

@@ -1,6 +1,6 @@
 import { vapidPublicKeyFor } from '#domain/push/vapid-public-key';
+import { httpHandler, ok } from '#edge/http';
 import { NotFoundError } from '#shared/errors';
-import { httpHandler, ok } from '#shared/http';
 import { PROJECT_ID_PATTERN } from '#shared/ids';
 import * as z from '#shared/schema';
 

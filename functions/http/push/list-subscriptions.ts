@@ -1,5 +1,5 @@
 import { listWebSubscriptions } from '#domain/push/targets';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 
 export const handler = httpHandler('ListWebPushSubscriptions', {}, async ({ user }) =>
   ok({ subscriptions: await listWebSubscriptions(user.projectId, user.userId) }),

@@ -1,5 +1,5 @@
 import { putPushConfig } from '#domain/push/config';
-import { created, httpHandler, ok } from '#shared/http';
+import { created, httpHandler, ok } from '#edge/http';
 import { putConfigBody } from './schemas';
 
 /** Omitted fields keep their value and `null` clears one, so keys need not be sent again to flip a flag. */

@@ -1,5 +1,5 @@
 import { registerDevice } from '#domain/push/targets';
-import { created, httpHandler, ok } from '#shared/http';
+import { created, httpHandler, ok } from '#edge/http';
 import { registerDeviceBody } from './schemas';
 
 /** 201 for a new device, 200 when the token was already the caller's (its row is updated, never doubled). */

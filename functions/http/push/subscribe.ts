@@ -1,6 +1,6 @@
 import { subscribeWebPush } from '#domain/push/targets';
+import { created, httpHandler, ok } from '#edge/http';
 import { ForbiddenError } from '#shared/errors';
-import { created, httpHandler, ok } from '#shared/http';
 import { assertAllowedTargetUrl } from '#shared/outbound-guard';
 import { subscribeBody } from './schemas';
 

@@ -1,5 +1,5 @@
 import { unsubscribeWebPush } from '#domain/push/targets';
-import { httpHandler, noContent } from '#shared/http';
+import { httpHandler, noContent } from '#edge/http';
 import { unsubscribeParams } from './schemas';
 
 export const handler = httpHandler('UnsubscribeWebPush', { params: unsubscribeParams }, async ({ params, user }) => {

@@ -1,6 +1,6 @@
 import { addWatchTarget } from '#domain/realtime/watchlist';
+import { created, httpHandler, ok } from '#edge/http';
 import { requireSelfOrAdmin } from '#shared/auth';
-import { created, httpHandler, ok } from '#shared/http';
 import { userParams, watchTarget } from './schemas';
 
 export const handler = httpHandler('AddWatchlistTarget', { params: userParams, body: watchTarget }, async ({ params, body, caller }) => {

@@ -1,5 +1,5 @@
 import { closeUserConnections } from '#domain/realtime/server-events';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { userParams } from './schemas';
 
 export const handler = httpHandler('CloseUserConnections', { params: userParams }, async ({ params, caller }) =>

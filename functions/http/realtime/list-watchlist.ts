@@ -1,6 +1,6 @@
 import { listWatchlist } from '#domain/realtime/watchlist';
+import { httpHandler, ok } from '#edge/http';
 import { requireSelfOrAdmin } from '#shared/auth';
-import { httpHandler, ok } from '#shared/http';
 import { userParams } from './schemas';
 
 export const handler = httpHandler('ListWatchlist', { params: userParams }, async ({ params, caller }) => {

@@ -1,5 +1,5 @@
 import { publishServerEvent } from '#domain/realtime/server-events';
-import { httpHandler } from '#shared/http';
+import { httpHandler } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { eventData, eventName } from './schemas';

@@ -1,5 +1,5 @@
 import { publishUserEvent } from '#domain/realtime/server-events';
-import { httpHandler } from '#shared/http';
+import { httpHandler } from '#edge/http';
 import * as z from '#shared/schema';
 import { eventData, eventName, userParams } from './schemas';
 

@@ -1,6 +1,6 @@
 import { removeWatchTarget } from '#domain/realtime/watchlist';
+import { httpHandler, noContent } from '#edge/http';
 import { requireSelfOrAdmin } from '#shared/auth';
-import { httpHandler, noContent } from '#shared/http';
 import { userParams, watchTarget } from './schemas';
 
 export const handler = httpHandler('RemoveWatchlistTarget', { params: userParams, body: watchTarget }, async ({ params, body, caller }) => {

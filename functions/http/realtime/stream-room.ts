@@ -1,11 +1,11 @@
 import { readMessages } from '#domain/messages/history';
 import { ID_SLOTS_PER_MS } from '#domain/messages/message-ids';
 import { accessRoom } from '#domain/rooms/rooms';
+import { parsePart } from '#edge/http';
+import { streamHandler } from '#edge/stream';
 import { config } from '#shared/config';
 import type { Message } from '#shared/db/message';
 import { BadRequestError } from '#shared/errors';
-import { parsePart } from '#shared/http';
-import { streamHandler } from '#shared/stream';
 import { messageIdParam, roomParams } from '../params';
 
 /**

@@ -1,5 +1,5 @@
 import { addMember } from '#domain/rooms/rooms';
-import { httpHandler } from '#shared/http';
+import { httpHandler } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { roomParams } from '../params';

@@ -1,6 +1,6 @@
 import { createRoom, MAX_MEMBERS_AT_CREATE } from '#domain/rooms/rooms';
+import { httpHandler } from '#edge/http';
 import { roomType } from '#shared/db/room';
-import { httpHandler } from '#shared/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 

@@ -1,5 +1,5 @@
 import { getRoom } from '#domain/rooms/rooms';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { roomParams } from '../params';
 
 export const handler = httpHandler('GetRoom', { params: roomParams }, async ({ params, caller }) =>

@@ -1,5 +1,5 @@
 import { listMembers, MEMBERS_PAGE_MAX } from '#domain/rooms/rooms';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { queryInt, roomParams } from '../params';

@@ -1,5 +1,5 @@
 import { listRooms } from '#domain/rooms/rooms';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { queryInt } from '../params';

@@ -1,5 +1,5 @@
 import { removeMember } from '#domain/rooms/rooms';
-import { httpHandler, noContent } from '#shared/http';
+import { httpHandler, noContent } from '#edge/http';
 import { roomMemberParams } from '../params';
 
 export const handler = httpHandler('RemoveRoomMember', { params: roomMemberParams }, async ({ params, caller }) => {

@@ -1,5 +1,5 @@
 import { updateRoom } from '#domain/rooms/rooms';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { roomParams } from '../params';
 

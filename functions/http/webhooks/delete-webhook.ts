@@ -1,5 +1,5 @@
 import { deleteWebhook, WEBHOOK_ID_PATTERN } from '#domain/webhooks/registrations';
-import { httpHandler, noContent } from '#shared/http';
+import { httpHandler, noContent } from '#edge/http';
 import * as z from '#shared/schema';
 
 const params = z.object({ webhookId: z.string().check(z.regex(WEBHOOK_ID_PATTERN, 'must be a webhook id')) });

@@ -1,5 +1,5 @@
 import { listDeliveries } from '#domain/webhooks/deliveries';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { queryInt } from '../params';
 

@@ -1,6 +1,6 @@
 import { registerWebhook } from '#domain/webhooks/registrations';
+import { created, httpHandler } from '#edge/http';
 import { actorId } from '#shared/auth';
-import { created, httpHandler } from '#shared/http';
 import * as z from '#shared/schema';
 
 const body = z.strictObject({

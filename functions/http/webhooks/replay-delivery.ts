@@ -1,5 +1,5 @@
 import { replayDelivery } from '#domain/webhooks/deliveries';
-import { httpHandler } from '#shared/http';
+import { httpHandler } from '#edge/http';
 import * as z from '#shared/schema';
 
 const params = z.object({ deliveryId: z.string().check(z.regex(/^whd_[0-9a-f]{32}$/, 'must be a delivery id')) });

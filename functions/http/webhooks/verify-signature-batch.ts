@@ -1,5 +1,5 @@
 import { verifySignature } from '#domain/webhooks/signing';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { signatureFrom, timestampedFields, verdictOn } from './signature';
 

@@ -1,5 +1,5 @@
 import { secretOfWebhook, WEBHOOK_ID_PATTERN } from '#domain/webhooks/registrations';
-import { httpHandler, ok } from '#shared/http';
+import { httpHandler, ok } from '#edge/http';
 import * as z from '#shared/schema';
 import { timestampedFields, verdictOn } from './signature';
 

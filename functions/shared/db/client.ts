@@ -16,24 +16,3 @@ export const db = DynamoDBDocumentClient.from(dynamo, {
 
 /** Empty on functions without table access (they never send a table request). */
 export const tableName = boundIfSet('table:read') ?? '';
-
-/** True when a conditional write failed because its condition did not hold. */
-export function isConditionFailure(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name;
-  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
-}
-
-/**
- * Like `isConditionFailure`, but a cancelled transaction counts only when one of its conditions
- * failed (`CancellationReasons`): one cancelled by a conflict with another transaction, or by
- * throttling, is a retryable error, not an answer such as "not yours". (`isConditionFailure` still
- * counts every cancellation, and its callers' statuses under a conflict rely on that.)
- */
-export function isConditionCheckFailure(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name;
-  if (name === 'ConditionalCheckFailedException') return true;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] } | null)?.CancellationReasons;
-  return (
-    name === 'TransactionCanceledException' && Array.isArray(reasons) && reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')
-  );
-}

@@ -1,7 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
-import { db, isConditionFailure, tableName } from './client';
+import { db, tableName } from './client';
 import { userPk } from './keys';
+import { isConditionFailure } from './transact';
 
 export const SIGN_IN_FAILURES_SK = 'SIGNIN_FAILURES' as const;
 

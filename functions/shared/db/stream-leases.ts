@@ -1,6 +1,7 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionCheckFailure, isConditionFailure, tableName } from './client';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { failedConditionParts, isConditionFailure, transactWrite } from './transact';
 
 /**
  * The open streams (SSE responses) of a project and of each of its users, as leases: a string set
@@ -61,17 +62,16 @@ export async function takeStreamLease(
     },
   });
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [update(userStreamLeasesKey(projectId, userId), caps.user), update(projectStreamLeasesKey(projectId), caps.project)],
-      }),
-    );
+    await transactWrite([
+      update(userStreamLeasesKey(projectId, userId), caps.user),
+      update(projectStreamLeasesKey(projectId), caps.project),
+    ]);
     return [];
   } catch (error) {
-    if (!isConditionCheckFailure(error)) throw error;
-    const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    if (!isConditionFailure(error)) throw error;
     const holders: StreamLeaseHolder[] = ['user', 'project'];
-    return holders.filter((_, index) => reasons[index]?.Code === 'ConditionalCheckFailed');
+    const failed = failedConditionParts(error);
+    return holders.filter((_, index) => failed.includes(index));
   }
 }
 

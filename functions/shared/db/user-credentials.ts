@@ -1,7 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
-import { db, isConditionFailure, tableName } from './client';
+import { db, tableName } from './client';
 import { userPk } from './keys';
+import { isConditionFailure } from './transact';
 
 /** A user's sign-in secret (scrypt) and the roles their session tokens carry. */
 export const userCredentialsItem = z.object({

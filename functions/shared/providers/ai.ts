@@ -5,7 +5,7 @@ import * as z from '#shared/schema';
 /**
  * The AI provider: any server speaking OpenAI's chat completions API (OpenAI itself, Ollama, vLLM,
  * LM Studio, gateways in front of other vendors). The base URL comes from settings
- * (`lib/bindings.ts` `outboundHosts`, `AI_BASE_URL`), so tests point it at a local server speaking
+ * (`functions/wiring/bindings.ts` `outboundHosts`, `AI_BASE_URL`), so tests point it at a local server speaking
  * the same protocol (`test/support/ai/openai-server.ts`).
  *
  * Failures come out as one {@link AiProviderError} whose message is built here from fixed words,

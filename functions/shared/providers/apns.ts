@@ -9,7 +9,7 @@ import type { MobileSendResult } from '#shared/providers/fcm';
  * Apple Push Notification service over its HTTP/2 provider API, authenticated with a provider
  * token (a JWT signed with the team's `.p8` key). Not through `#shared/outbound`: APNs only speaks
  * HTTP/2, and Apple asks providers to keep one connection open and send many pushes on it rather
- * than connect per push. The base URL comes from settings (`lib/bindings.ts` `outboundHosts`),
+ * than connect per push. The base URL comes from settings (`functions/wiring/bindings.ts` `outboundHosts`),
  * so tests point it at a local server speaking the same protocol (`test/support/push/apns-server.ts`).
  */
 

@@ -5,7 +5,7 @@ import { OutboundError, type OutboundResponse, send } from '#shared/outbound';
 /**
  * Firebase Cloud Messaging, both APIs: HTTP v1 (a service account, OAuth 2.0 access tokens) and
  * the legacy HTTP API (a server key) projects configured before v1 still use. Base URLs come from
- * settings (`lib/bindings.ts` `outboundHosts`), so tests point them at a local server speaking the
+ * settings (`functions/wiring/bindings.ts` `outboundHosts`), so tests point them at a local server speaking the
  * same protocol (`test/support/push/fcm-server.ts`).
  */
 

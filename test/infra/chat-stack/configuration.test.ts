@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Binding, outboundHosts, secretDefinitions } from '../../../lib/bindings.ts';
-import { type Area, areas, functionEntries, functionsOf, httpRoutes } from '../../../lib/routes/index.ts';
+import { type Area, areas, functionEntries, functionsOf, httpRoutes } from '#wiring';
+import { type Binding, outboundHosts, secretDefinitions } from '#wiring/bindings';
 import { createChatApp } from '../../../lib/stacks/chat-app.ts';
 import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
 import { expectedEnvironment, streamingRoutes } from '../../support/chat-stack/expectations.ts';
@@ -43,7 +43,7 @@ describe('bindings', () => {
     );
   });
 
-  it('fail the synth for a binding lib/bindings.ts does not know', () => {
+  it('fail the synth for a binding functions/wiring/bindings.ts does not know', () => {
     expect(() => createChatApp(newApp(), { nagChecks: false, areas: [probe(['secret:database-password' as Binding])] })).toThrow(
       /Unknown binding secret:database-password/,
     );

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Binding, bindingVariable, secretDefinitions } from '../../../lib/bindings.ts';
-import { type FunctionEntry, functionEntries, httpRoutes, stateMachines, streamConsumers } from '../../../lib/routes/index.ts';
+import { type FunctionEntry, functionEntries, httpRoutes, stateMachines, streamConsumers } from '#wiring';
+import { type Binding, bindingVariable, secretDefinitions } from '#wiring/bindings';
 import { callbackUrl, connectionsArn, streamReadActions } from '../../support/chat-stack/expectations.ts';
 import {
   entryOf,

@@ -2,21 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { secretDefinitions, UNSET_SECRET_PLACEHOLDER } from '../../../lib/bindings.ts';
+import { areas, eventSubscribers, functionEntries, queues, stateMachines, streamConsumers, webSocketRoutes } from '#wiring';
+import { secretDefinitions, UNSET_SECRET_PLACEHOLDER } from '#wiring/bindings';
+import { tableSchema } from '#wiring/table';
 import { corsAllowHeaders, webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
 import { defaultServiceName, functionsDir } from '../../../lib/constructs/chat-function.ts';
 import { webhookDeliveryFailedMetricName } from '../../../lib/constructs/chat-observability.ts';
-import {
-  areas,
-  eventSubscribers,
-  functionEntries,
-  queues,
-  stateMachines,
-  streamConsumers,
-  webSocketRoutes,
-} from '../../../lib/routes/index.ts';
 import { sseUrlOutputId } from '../../../lib/stacks/chat-stack.ts';
-import { tableSchema } from '../../../lib/table.ts';
 import { answeredFrames, apiRouteCases, callbackUrl, streamingRoutes } from '../../support/chat-stack/expectations.ts';
 import {
   getAttsOf,
@@ -110,7 +102,7 @@ describe('table', () => {
     expect(tableSchema.streamViewType).toBe('NEW_IMAGE');
   });
 
-  it('has exactly the global secondary indexes of lib/table.ts, string keys, all attributes projected', () => {
+  it('has exactly the global secondary indexes of functions/wiring/table.ts, string keys, all attributes projected', () => {
     const table = Object.values(main.root.findResources('AWS::DynamoDB::GlobalTable'))[0] as Resource;
     const indexes = table.Properties.GlobalSecondaryIndexes as Array<{
       IndexName: string;
@@ -204,7 +196,7 @@ describe('APIs', () => {
       ...readdirSync(path.join(functionsDir, 'http'), { recursive: true, encoding: 'utf8' })
         .filter((file) => file.endsWith('.ts'))
         .map((file) => path.join(functionsDir, 'http', file)),
-      path.join(functionsDir, 'shared/http.ts'),
+      path.join(functionsDir, 'edge/http.ts'),
     ];
     const read = new Set(
       sources.flatMap((file) =>
@@ -267,7 +259,7 @@ describe('APIs', () => {
     }
   });
 
-  it('has one API route per WebSocket route and HTTP API route of lib/routes/, in the area stacks, and no other', () => {
+  it('has one API route per WebSocket route and HTTP API route of functions/wiring/, in the area stacks, and no other', () => {
     const routes = resourcesOfType('AWS::ApiGatewayV2::Route');
 
     main.root.resourceCountIs('AWS::ApiGatewayV2::Route', 0);

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { config as handlerConfig } from '../../../functions/shared/config.ts';
-import { EVENT_TYPE_ATTRIBUTE } from '../../../functions/shared/events.ts';
+import { config as handlerConfig } from '#shared/config';
+import { EVENT_TYPE_ATTRIBUTE } from '#shared/events';
+import { areas, functionsOf } from '#wiring';
 import { streamCorsAllowHeaders, streamingRouteTimeout } from '../../../lib/constructs/chat-apis.ts';
 import {
   assertMaxConcurrencyInRange,
@@ -11,7 +12,6 @@ import {
 } from '../../../lib/constructs/chat-consumers.ts';
 import { repoRoot } from '../../../lib/constructs/chat-function.ts';
 import { loadDefinition } from '../../../lib/local/step-functions.ts';
-import { areas, functionsOf } from '../../../lib/routes/index.ts';
 import { resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
 import { sseUrlOutputId } from '../../../lib/stacks/chat-stack.ts';
 import {

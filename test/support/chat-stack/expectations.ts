@@ -1,19 +1,10 @@
 import { expect } from 'vitest';
-import { bindingVariable, outboundHosts, parseBinding, tableActions } from '../../../lib/bindings.ts';
+import { areas, eventSubscribers, type FunctionEntry, functionEntries, httpRoutes, queueConsumers, queues, webSocketRoutes } from '#wiring';
+import { bindingVariable, outboundHosts, parseBinding, tableActions } from '#wiring/bindings';
+import { tableSchema } from '#wiring/table';
 import { streamingRouteTimeout, webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
 import { defaultServiceName } from '../../../lib/constructs/chat-function.ts';
-import {
-  areas,
-  eventSubscribers,
-  type FunctionEntry,
-  functionEntries,
-  httpRoutes,
-  queueConsumers,
-  queues,
-  webSocketRoutes,
-} from '../../../lib/routes/index.ts';
 import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
-import { tableSchema } from '../../../lib/table.ts';
 
 /**
  * What the wiring table says the synthesized templates hold, in the rendered terms of
@@ -36,7 +27,7 @@ export const on = (actions: readonly string[], ...targets: string[]) =>
   actions.flatMap((action) => targets.map((target) => `${action} on ${target}`));
 
 /**
- * The least privilege each binding kind of `lib/bindings.ts` stands for, plus what every function
+ * The least privilege each binding kind of `functions/wiring/bindings.ts` stands for, plus what every function
  * needs (its own log group, X-Ray) and what its event source needs.
  */
 export function expectedGrants(entry: FunctionEntry): string[] {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { Channel, FrameRoute } from '../../../lib/routes/index';
+import type { Channel, FrameRoute } from '#wiring';
 import type { Frame, RoomSocket } from '../ws';
 import { malformedJson, oddString, oddValue, toJsonText } from './arbitraries';
 import { type Detail, discoverShape, mutatedObject, repairObject, type Shape } from './discovery';

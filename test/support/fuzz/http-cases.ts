@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { HttpMethod, HttpRoute } from '../../../lib/routes/index';
+import type { HttpMethod, HttpRoute } from '#wiring';
 import { clientOf } from '../api';
 import { openSse } from '../sse';
 import {

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { expect } from 'vitest';
-import { areas, type HttpRoute } from '../../../lib/routes/index.ts';
+import { areas, type HttpRoute } from '#wiring';
 
 /**
  * The route matrices (validation, tenant isolation, roles) have a file per area of the wiring table:

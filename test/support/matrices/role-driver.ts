@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type HttpRoute, ROLES, type Role } from '../../../lib/routes/index.ts';
+import { type HttpRoute, ROLES, type Role } from '#wiring';
 import { type ApiOptions, type ApiResponse, api, uniqueId } from '../api';
 import { projectBeforeAll } from '../realtime-suite';
 import { expectMatrixFile, routesOf } from './areas.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { httpRoutes } from '../../../lib/routes/index.ts';
+import { httpRoutes } from '#wiring';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../api';
 import { openSse } from '../sse';
 import { expectMatrixFile, routesOf } from './areas.ts';

@@ -1,11 +1,11 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { openStreamSlot, type StreamSlot } from '#domain/realtime/stream-slots';
-import { httpRoute } from '#lib/routes';
 import { authenticateToken, bearerToken, requireRole, type UserPrincipal } from '#shared/auth';
 import { errorAnswer, NotFoundError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { traceIdOf } from '#shared/trace-id';
+import { httpRoute } from '#wiring';
 
 /** What Lambda's Node.js runtime provides to response-streaming functions (`awslambda` global). */
 interface AwsLambdaGlobal {

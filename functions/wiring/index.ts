@@ -3,13 +3,14 @@
  * subscriber, stream consumer and state machine of the service is listed once, in the file of its
  * area. The CDK app builds one nested stack per area from it (`lib/stacks/`), the local gateway
  * and stand-ins route from it (`lib/local/`), and handlers read their own auth, flag and rate limit
- * from it (`functions/shared/http.ts`), so nothing can drift between the two worlds.
+ * from it (`functions/edge/http.ts`), so nothing can drift between the two worlds.
  *
  * Plain data only: this module is bundled into every function, so it must not import CDK or domain code.
  */
-import type { Binding } from '../bindings.ts';
+
 import { ai } from './ai.ts';
 import { auth } from './auth.ts';
+import type { Binding } from './bindings.ts';
 import { events } from './events.ts';
 import { messages } from './messages.ts';
 import { ops } from './ops.ts';
@@ -81,7 +82,7 @@ export const functionEntries: readonly FunctionEntry[] = areas.flatMap(functions
 /** The route whose id is given; throws at cold start for a typo rather than at request time. */
 export function httpRoute(id: string): HttpRoute {
   const route = httpRoutes.find((candidate) => candidate.id === id);
-  if (!route) throw new Error(`No HTTP route with id ${id} in lib/routes/`);
+  if (!route) throw new Error(`No HTTP route with id ${id} in functions/wiring/`);
   return route;
 }
 

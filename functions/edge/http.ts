@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type HttpRoute, httpRoute } from '#lib/routes';
+import { enforceRouteGuards } from '#domain/guards/route-guards';
 import {
   authenticateApiKey,
   authenticateToken,
@@ -12,9 +12,9 @@ import {
 } from '#shared/auth';
 import { BadRequestError, errorAnswer, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
 import { logger } from '#shared/logger';
-import { enforceRouteGuards } from '#shared/route-guards';
 import type * as z from '#shared/schema';
 import { traceIdOf } from '#shared/trace-id';
+import { type HttpRoute, httpRoute } from '#wiring';
 
 /** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
 export const MAX_BODY_BYTES = 1024 * 1024;

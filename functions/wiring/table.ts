@@ -9,7 +9,7 @@ export const tableSchema = {
   timeToLiveAttribute: 'ttl',
   /**
    * The change stream carries each new item image to the stream consumers (`streamConsumers` in
-   * `lib/routes/`): domain events travel with the write that causes them (docs/data-model.md, "Events").
+   * `functions/wiring/`): domain events travel with the write that causes them (docs/data-model.md, "Events").
    */
   streamViewType: 'NEW_IMAGE',
   globalSecondaryIndexes: [
@@ -19,3 +19,11 @@ export const tableSchema = {
 } as const;
 
 export type IndexName = (typeof tableSchema.globalSecondaryIndexes)[number]['indexName'];
+
+/**
+ * Sort key prefixes of the items whose insertion carries domain events to the table stream's
+ * consumer (`functions/wiring/events.ts` filters on them): a message is its own `message.created`,
+ * an outbox item holds an event written beside the change it announces.
+ */
+export const MESSAGE_SK_PREFIX = 'MSG#';
+export const OUTBOX_SK_PREFIX = 'EVT#';

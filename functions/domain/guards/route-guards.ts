@@ -1,8 +1,8 @@
 import { flagEnabled } from '#domain/flags/feature-flags';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
-import type { FeatureFlag, RateLimit } from '#lib/routes';
 import { config } from '#shared/config';
 import { ForbiddenError } from '#shared/errors';
+import type { FeatureFlag, RateLimit } from '#wiring';
 
 /** Who is asking, as far as a route's flag and rate limit care. */
 export interface GuardSubject {
@@ -19,7 +19,7 @@ const PUBLIC_SPACE = '_public';
 
 /**
  * The one place a wiring-table entry's feature flag and rate limit are enforced, for HTTP routes
- * (`functions/shared/http.ts`) and WebSocket frames (`functions/shared/frames.ts`) alike: a flag
+ * (`functions/edge/http.ts`) and WebSocket frames (`functions/edge/frames.ts`) alike: a flag
  * that is off answers 403 `feature_disabled`; over the limit, `RateLimitedError` (429 with
  * `Retry-After`, or an `error` frame with `retryAfter`).
  */

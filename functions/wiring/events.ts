@@ -1,4 +1,4 @@
-import { MESSAGE_SK_PREFIX, OUTBOX_SK_PREFIX } from '../../functions/shared/db/keys.ts';
+import { MESSAGE_SK_PREFIX, OUTBOX_SK_PREFIX } from './table.ts';
 import type { Area } from './types.ts';
 
 /**

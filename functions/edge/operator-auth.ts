@@ -1,4 +1,4 @@
-import type { HttpHandlerOptions } from '#shared/http';
+import type { HttpHandlerOptions } from '#edge/http';
 import { secretValue } from '#shared/secrets';
 
 /**

@@ -1,8 +1,8 @@
-import { type FrameRoute, frameRoute, webSocketFrames } from '#lib/routes';
+import { enforceRouteGuards } from '#domain/guards/route-guards';
 import type { Connection } from '#shared/db/connection';
 import { errorAnswer, RateLimitedError } from '#shared/errors';
-import { enforceRouteGuards } from '#shared/route-guards';
 import * as z from '#shared/schema';
+import { type FrameRoute, frameRoute, webSocketFrames } from '#wiring';
 
 /** Fields echoed on an `error` frame so the client can match it to what it sent. */
 export type ErrorContext = { clientMessageId?: string; ref?: string; event?: string };
@@ -15,7 +15,7 @@ export class FrameRefusal extends Error {
 }
 
 /**
- * How one frame type of the frame table (`webSocketFrames` in `lib/routes/`) is handled, in three
+ * How one frame type of the frame table (`webSocketFrames` in `functions/wiring/`) is handled, in three
  * steps: `parse` checks the frame (a {@link FrameRefusal} answers it), `prepare` reads what `run`
  * needs while the router checks the entry's flag and rate limit beside it (a round trip saved,
  * and simply unused when the limit says no), and `run` acts once both passed.
@@ -64,7 +64,7 @@ export function frameRouter(handlers: Readonly<Record<string, FrameHandler<any, 
     .sort();
   const given = Object.keys(handlers).sort();
   if (JSON.stringify(listed) !== JSON.stringify(given)) {
-    throw new Error(`Frame handlers [${given.join(', ')}] do not match the frame table [${listed.join(', ')}] (lib/routes/)`);
+    throw new Error(`Frame handlers [${given.join(', ')}] do not match the frame table [${listed.join(', ')}] (functions/wiring/)`);
   }
   const known = webSocketFrames.map((frame) => frame.type).join(', ');
 

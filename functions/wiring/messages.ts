@@ -1,4 +1,4 @@
-import type { Binding } from '../bindings.ts';
+import type { Binding } from './bindings.ts';
 import type { Area } from './types.ts';
 
 /**

@@ -260,7 +260,7 @@ export function parseBinding(binding: Binding): { kindId: BindingKindId; kind: B
   const kindId = binding.slice(0, separator) as BindingKindId;
   const parameter = binding.slice(separator + 1);
   const kind: BindingKind | undefined = bindingKinds[kindId];
-  if (!kind?.accepts(parameter)) throw new Error(`Unknown binding ${binding} (lib/bindings.ts)`);
+  if (!kind?.accepts(parameter)) throw new Error(`Unknown binding ${binding} (functions/wiring/bindings.ts)`);
   return { kindId, kind, parameter };
 }
 

@@ -1,6 +1,6 @@
+import { sqsBatchHandler } from '#edge/sqs-batch';
 import { type DomainEvent, parseEvent } from '#shared/events';
 import { logger } from '#shared/logger';
-import { sqsBatchHandler } from '#shared/sqs-batch';
 
 /**
  * The queue consumer of an event subscriber that takes `message.created` only (its subscription's

@@ -1,4 +1,4 @@
-import type { Binding } from '../bindings.ts';
+import type { Binding } from './bindings.ts';
 import { messageWriter } from './messages.ts';
 import type { Area, QueueDefinition } from './types.ts';
 

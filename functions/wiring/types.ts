@@ -1,9 +1,10 @@
 /**
- * The shapes of the wiring table (`lib/routes/`). Plain data only: the table is bundled into every
+ * The shapes of the wiring table (`functions/wiring/`). Plain data only: the table is bundled into every
  * function, so nothing here may import CDK or domain code at run time.
  */
-import type { EventType } from '../../functions/shared/events.ts';
-import type { Binding } from '../bindings.ts';
+
+import type { Binding } from './bindings.ts';
+import type { EventType } from './event-types.ts';
 
 /** How a caller proves who it is. */
 export type AuthKind =
@@ -40,7 +41,7 @@ export type RateLimitSetting =
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs
- * (`functions/shared/http.ts`, `functions/shared/frames.ts`); over it the caller gets 429 with
+ * (`functions/edge/http.ts`, `functions/edge/frames.ts`); over it the caller gets 429 with
  * `Retry-After` (an `error` frame with `retryAfter` on a socket).
  */
 export interface RateLimit {
@@ -80,7 +81,7 @@ export interface HttpRoute {
   /** The route answers 403 `feature_disabled` while this flag is off for the caller's project. */
   readonly flag?: FeatureFlag;
   readonly rateLimit?: RateLimit;
-  /** What the handler may touch (`lib/bindings.ts`): each becomes one least-privilege grant and one variable. */
+  /** What the handler may touch (`functions/wiring/bindings.ts`): each becomes one least-privilege grant and one variable. */
   readonly bindings: readonly Binding[];
   /** @default 'httpApi' */
   readonly transport?: Transport;

@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, sendJson } from './http-replies';
+
+/** The gateway's local-only doors (never deployed): what CloudWatch would show, and the fan-out switch. */
+export interface LocalControls {
+  /** Served at `GET /_local/stats`. */
+  readonly localStats?: () => unknown;
+  /** Served at `POST /_local/fan-out` with `{ "running": false | true }`, for outage tests. */
+  readonly fanOutSwitch?: FanOutSwitch;
+}
+
+export interface FanOutSwitch {
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  readonly running: boolean;
+}
+
+/**
+ * Answers `GET /health` while the runtime is starting and the local-only doors; false when the
+ * request is none of those and goes on to the routes (a ready `/health` is a route of its own).
+ */
+export async function answerLocalControl(
+  request: IncomingMessage,
+  response: ServerResponse,
+  target: { readonly method: string; readonly pathname: string; readonly ready: boolean },
+  controls: LocalControls,
+): Promise<boolean> {
+  const { method, pathname } = target;
+  // Setup (the demo project, its key) runs after the port opens; a probe must not see it half done.
+  if (!target.ready && pathname === '/health' && method === 'GET') {
+    sendJson(response, 503, { status: 'starting', time: new Date().toISOString() }, { 'retry-after': '1' });
+    return true;
+  }
+  if (pathname === '/_local/stats' && method === 'GET' && controls.localStats) {
+    sendJson(response, 200, controls.localStats());
+    return true;
+  }
+  if (pathname === '/_local/fan-out' && method === 'POST' && controls.fanOutSwitch) {
+    await switchFanOut(request, response, controls.fanOutSwitch);
+    return true;
+  }
+  return false;
+}
+
+async function switchFanOut(request: IncomingMessage, response: ServerResponse, fanOut: FanOutSwitch): Promise<void> {
+  const body = await readBody(request);
+  let running: unknown;
+  try {
+    running = body === 'too_large' ? undefined : (JSON.parse(body.toString('utf8') || '{}') as { running?: unknown }).running;
+  } catch {
+    running = undefined;
+  }
+  if (typeof running !== 'boolean') {
+    return sendJson(response, 400, { error: { code: 'validation_failed', message: 'Send {"running": true|false}' } });
+  }
+  await (running ? fanOut.start() : fanOut.stop());
+  sendJson(response, 200, { running: fanOut.running });
+}

@@ -1,0 +1,57 @@
+import { functionEntries } from '#wiring';
+import { type LocalStandIns, parseBinding } from '#wiring/bindings';
+import { LOCAL_REGION } from '../sqs-local';
+import type { LocalCredentials } from './credentials';
+import type { StandIns } from './stand-ins';
+
+/**
+ * The variables the handlers run with: the stand-ins' endpoints, every binding's value, the local
+ * defaults, and last the given settings, which win over all of them.
+ */
+export function handlerEnv(input: {
+  readonly credentials: LocalCredentials;
+  readonly standIns: StandIns;
+  /** The event fan-out's switch, in front of the SQS/SNS stand-in. */
+  readonly fanOutEndpoint: string;
+  readonly bindings: LocalStandIns;
+  readonly settings: Readonly<Record<string, string>>;
+}): Record<string, string> {
+  const { dynamo, sqs, stepFunctions, secrets } = input.standIns;
+  return {
+    AWS_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: input.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: input.credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    // Only the event publisher talks to SNS: through the switch, so the fan-out can be taken down.
+    AWS_ENDPOINT_URL_SNS: input.fanOutEndpoint,
+    AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    ...bindingVariables(input.bindings),
+    // Webhook receivers on one machine live on loopback.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+    ...input.settings,
+  };
+}
+
+/** The variable of every binding in the wiring table, with its stand-in's value. */
+function bindingVariables(standIns: LocalStandIns): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const entry of functionEntries) {
+    for (const binding of entry.bindings) {
+      const { kind, parameter } = parseBinding(binding);
+      const value = kind.local(parameter, standIns);
+      if (value !== undefined) variables[kind.variable(parameter)] = value;
+    }
+  }
+  return variables;
+}
+
+/** Handlers read `process.env` when first imported, so this runs before any of them loads. */
+export function applyToProcess(env: Readonly<Record<string, string>>): void {
+  Object.assign(process.env, env);
+  // Credentials from the user's AWS profile must not leak into local requests.
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+}

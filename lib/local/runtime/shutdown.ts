@@ -1,0 +1,27 @@
+import type { Gateway } from '../gateway';
+import type { SwitchableProxy } from '../switchable-proxy';
+import type { RunningConsumers } from './consumers';
+import type { StandIns } from './stand-ins';
+
+/** What a runtime has started so far: a start that fails half way stops just these. */
+export interface RunningParts {
+  readonly standIns: StandIns;
+  readonly consumers: RunningConsumers;
+  fanOut?: SwitchableProxy;
+  gateway?: Gateway;
+}
+
+/**
+ * Stops the runtime the other way round from its start: the consumers and the gateway first, so
+ * no new work reaches a handler, then the Step Functions interpreter, the fan-out switch, and last
+ * the stand-ins every handler calls.
+ */
+export async function stopRunningParts(running: RunningParts): Promise<void> {
+  const { queues, streams } = running.consumers;
+  await Promise.all([...queues, ...streams].map((part) => part.stop()));
+  await running.gateway?.stop();
+  await running.standIns.stepFunctions.stop();
+  await running.fanOut?.close();
+  const { dynamo, sqs, secrets } = running.standIns;
+  await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop()]);
+}
