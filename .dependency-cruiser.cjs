@@ -39,12 +39,30 @@ module.exports = {
       to: { path: `^functions/(domain|edge)/|${handlers}` },
     },
     {
+      name: 'rooms-never-call-realtime-or-push',
+      severity: 'error',
+      comment:
+        'Realtime and push call the rooms area (access checks); rooms calling back would tie the three into one unit. A membership change announces itself instead (room.member_joined, room.member_left in the outbox) and realtime and push consume the events (docs/architecture.md, "Events between areas").',
+      from: { path: '^functions/domain/rooms/' },
+      to: { path: '^functions/domain/(realtime|push)/' },
+    },
+    {
       name: 'domain-below-edge',
       severity: 'error',
       comment:
         'Domain functions take plain inputs and know nothing of Lambda events, middy or API Gateway, so they run the same from a handler, a worker, a test or a script.',
       from: { path: '^functions/domain/' },
       to: { path: `^functions/edge/|${handlers}` },
+    },
+    {
+      name: 'domain-calls-entities',
+      severity: 'error',
+      comment:
+        "Entities own their queries (docs/architecture.md): a query written in the domain is written again by the next area that needs it, and the table's access patterns stop being listable in one place. The domain calls the operations of functions/shared/db/ and never reaches the DynamoDB client (test/unit/domain-storage.test.ts reads the sources for commands and expressions built in place).",
+      from: { path: '^functions/domain/' },
+      to: {
+        path: '(^|/)node_modules/@aws-sdk/(client-dynamodb|lib-dynamodb|util-dynamodb)/|^functions/shared/db/(client|query|batch)\\.ts$',
+      },
     },
     {
       name: 'edge-below-handlers',
@@ -86,7 +104,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(node_modules|cdk\\.out|\\.data)/' },
+    exclude: { path: '(^|/)(cdk\\.out|\\.data)/' },
     tsPreCompilationDeps: true,
     combinedDependencies: true,
     enhancedResolveOptions: {

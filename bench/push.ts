@@ -23,7 +23,7 @@ async function measure({ service, log }: Context) {
   const { startStatusPushService } = await import('../test/support/push/web-push-service.ts');
   const { encryptWebPush, generateVapidKeys } = await import('#shared/providers/web-push');
   const { sendPushBatch } = await import('#domain/push/send');
-  const { pushRoster } = await import('#domain/push/dispatch');
+  const { roomRoster: pushRoster } = await import('#shared/db/push-roster');
   const pushService = await startStatusPushService();
   const arrivals = new Map<string, number[]>();
   const recordArrival = () => {

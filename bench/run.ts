@@ -95,7 +95,7 @@ try {
   // imports handlers by file URL, which resolves to these very module instances.
   const { dynamo } = await import('#shared/db/client');
   const { sqs } = await import('#shared/queue');
-  const { sns } = await import('#domain/events/publisher');
+  const { sns } = await import('#shared/event-topic');
   const { forgetProject } = await import('#shared/auth');
   const service = { runtime, api: new Api(runtime.baseUrl), readyMs, clients: { dynamo, sqs, sns }, forgetProject };
   const context: Context = { settings, machine: machineInfo, service, baseEnv, log };

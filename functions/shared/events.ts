@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { HANDOFF_STATES } from '#shared/db/ai';
+import { HANDOFF_STATES } from '#shared/db/handoff-states';
+import { MEMBERSHIP_ORIGINS, memberRole } from '#shared/db/member-role';
 import * as z from '#shared/schema';
 import { EVENT_TYPES, type EventType } from '#wiring/event-types';
 
@@ -35,11 +36,32 @@ export const eventCatalogue = {
   subscription_count: z.object({ ...roomEvent, subscriptionCount: z.number().check(z.int()) }),
   client_event: z.object({ ...roomEvent, event: z.string(), data: z.unknown() }),
   'user.event': z.object({ userId: z.string(), event: z.string(), data: z.unknown() }),
-  // Announced by areas still to come (reports, edits, membership changes). The spec does not show
-  // their payloads; each producer pins its own when it lands, as room summaries and handoff have.
+  // Announced by areas still to come (reports, edits). The spec does not show their payloads; each
+  // producer pins its own when it lands, as room summaries, handoff and membership changes have.
   'report.created': z.looseObject({ ...roomEvent }),
   'message.updated': z.looseObject({ ...roomEvent }),
-  'room.member_joined': z.looseObject({ ...roomEvent }),
+  /**
+   * A user became a member of a room, on every path: the room's creation (`create`, each member and
+   * the creator), `POST /rooms/{roomId}/members` or the service adding an agent (`add`), a
+   * project member reaching a public room (`join`). `addedBy` is the acting user, `service` for the
+   * API key, the user themself on a `join`. Written with the membership, in one transaction.
+   */
+  'room.member_joined': z.object({
+    ...roomEvent,
+    userId: z.string(),
+    role: memberRole,
+    joinedAt: z.string(),
+    addedBy: z.string(),
+    via: z.enum(MEMBERSHIP_ORIGINS),
+  }),
+  /** A membership ended (`DELETE /rooms/{roomId}/members/{userId}`): `removedBy` is the user themself when they left. */
+  'room.member_left': z.object({
+    ...roomEvent,
+    userId: z.string(),
+    role: memberRole,
+    removedBy: z.string(),
+    leftAt: z.string(),
+  }),
   'room.summary': z.object({
     ...roomEvent,
     summaryId: z.string(),

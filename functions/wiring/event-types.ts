@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'report.created',
   'message.updated',
   'room.member_joined',
+  'room.member_left',
   'room.summary',
   'handoff',
 ] as const;

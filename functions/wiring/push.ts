@@ -157,5 +157,17 @@ export const push: Area = {
       bindings: [...sender, 'queue:PushSend'],
       summary: "Finds a new message's push recipients in the room's roster; sends small rooms itself, queues batches for large ones",
     },
+    {
+      id: 'PushRosterKeeper',
+      eventTypes: ['room.member_joined', 'room.member_left'],
+      handler: 'workers/keep-push-rosters.ts',
+      batchSize: 10,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      visibilityTimeoutSeconds: 180,
+      maxReceiveCount: 5,
+      bindings: ['table:read', 'table:write'],
+      summary: "A membership change brings the member's entry in the room's push roster in line with the membership",
+    },
   ],
 };

@@ -151,5 +151,18 @@ export const realtime: Area = {
       bindings: ['table:read', 'table:write', 'connections:manage'],
       summary: "A new message in a watched room reaches the watchers' user channels",
     },
+    {
+      id: 'RemovedMemberDisconnector',
+      eventTypes: ['room.member_left'],
+      handler: 'workers/disconnect-removed-members.ts',
+      batchSize: 10,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      visibilityTimeoutSeconds: 180,
+      maxReceiveCount: 5,
+      // Closing the sockets announces the departures (presence frames, room events), as a disconnect does.
+      bindings: ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'],
+      summary: 'A member removed from a room stops receiving it: their sockets to the room are closed',
+    },
   ],
 };

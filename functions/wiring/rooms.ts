@@ -67,8 +67,8 @@ export const rooms: Area = {
       path: '/rooms/{roomId}/members/{userId}',
       handler: 'http/rooms/remove-member.ts',
       auth: 'userOrService',
-      bindings: ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'],
-      summary: "Remove a member (self, room owner, moderator or admin) and close the member's sockets to the room",
+      bindings: ['table:read', 'table:write'],
+      summary: 'Remove a member (self, room owner, moderator or admin); the membership event closes their sockets to the room',
     },
     {
       id: 'GetRoomE2eKey',

@@ -323,6 +323,120 @@ describe('agent routes', () => {
   });
 });
 
+describe('POST /agents without a handle', () => {
+  const HANDLE_PATTERN = /^[a-z][a-z0-9-]{1,31}$/;
+  const create = (body: Record<string, unknown>) => call('/agents', { apiKey, body: { instructions: 'Answer briefly.', ...body } });
+
+  it('derives the handle from the name, and @mentions of it make the agent answer', async () => {
+    // Arrange
+    const suffix = randomBytes(4).toString('hex');
+    const tag = `tag-${suffix}`;
+    const author = await user('author');
+    const roomId = await room([author]);
+
+    // Act
+    const created = await call('/agents', {
+      apiKey,
+      body: { name: `Release Bot ${suffix}`, instructions: `You help with releases. [[${tag}]]`, model: 'agent-model' },
+    });
+    await post(author, roomId, `@agent:release-bot-${suffix} is the release out?`);
+    const answer = await eventually('the answer', async () =>
+      (await messagesOf(roomId)).find((message) => message.userId === `agent:release-bot-${suffix}`),
+    );
+
+    // Assess
+    expect(created).toMatchObject({
+      status: 201,
+      body: { handle: `release-bot-${suffix}`, userId: `agent:release-bot-${suffix}`, name: `Release Bot ${suffix}` },
+    });
+    expect(answer.content).toBe(answerFor(tag));
+  }, 30_000);
+
+  it('gives agents of the same name distinct handles, created one after another or at once', async () => {
+    // Arrange
+    const suffix = randomBytes(4).toString('hex');
+    const name = `Triage ${suffix}`;
+    const base = `triage-${suffix}`;
+
+    // Act
+    const first = await create({ name });
+    const second = await create({ name });
+    const atOnce = await Promise.all([create({ name }), create({ name }), create({ name }), create({ name })]);
+    const listed = await call('/agents', { apiKey });
+
+    // Assess
+    expect(first).toMatchObject({ status: 201, body: { handle: base } });
+    expect(second).toMatchObject({ status: 201, body: { handle: `${base}-2` } });
+    expect(atOnce.map((created) => created.status)).toEqual([201, 201, 201, 201]);
+    expect(atOnce.map((created) => created.body.handle as string).sort()).toEqual([3, 4, 5, 6].map((n) => `${base}-${n}`).sort());
+    const handles = (listed.body.agents as { handle: string; name: string }[]).filter((listedAgent) => listedAgent.name === name);
+    expect(handles.map((listedAgent) => listedAgent.handle).sort()).toEqual([base, ...[2, 3, 4, 5, 6].map((n) => `${base}-${n}`)].sort());
+  });
+
+  it.each([
+    ['emoji only', '🤖✨', /^agent(-\d+)?$/],
+    ['a script outside a-z', '助手', /^agent(-\d+)?$/],
+    ['accents and a leading digit', '42 Zoë Ünïcode', /^agent-42-zoe-unicode(-\d+)?$/],
+    ['one letter', 'Q', /^agent-q(-\d+)?$/],
+    ['80 characters', `${'Very long name '.repeat(6)}ending here`.slice(0, 80), /^very-long-name-very-long-name-(ve|\d+)$/],
+  ])('makes a valid handle of a name with %s', async (_case, name, expected) => {
+    // Act
+    const first = await create({ name });
+    const second = await create({ name });
+
+    // Assess
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    for (const created of [first, second]) {
+      expect(created.body.handle).toMatch(HANDLE_PATTERN);
+      expect(created.body.handle).toMatch(expected);
+      expect(created.body.name).toBe(name.trim());
+    }
+    expect(second.body.handle).not.toBe(first.body.handle);
+  });
+
+  it('stops at -99: once every handle derived from a name is taken, it answers 409 agent_handle_taken', async () => {
+    // Arrange: base, base-2 ... base-99
+    const suffix = randomBytes(4).toString('hex');
+    const name = `Crowd ${suffix}`;
+    const handles: string[] = [];
+    for (let n = 1; n <= 99; n++) {
+      const created = await create({ name });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      handles.push(created.body.handle);
+    }
+
+    // Act
+    const refused = await create({ name });
+    const explicit = await create({ name, handle: `crowd-${suffix}-x` });
+
+    // Assess
+    expect(new Set(handles).size).toBe(99);
+    expect(handles.at(-1)).toBe(`crowd-${suffix}-99`);
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'agent_handle_taken' } } });
+    expect(explicit).toMatchObject({ status: 201, body: { handle: `crowd-${suffix}-x` } });
+  }, 60_000);
+
+  it('keeps an explicit handle, and a taken one still answers 409 agent_handle_taken', async () => {
+    // Arrange
+    const suffix = randomBytes(4).toString('hex');
+    const explicit = unique('chosen');
+    const derived = await create({ name: `Desk ${suffix}` });
+
+    // Act
+    const chosen = await create({ name: `Desk ${suffix}`, handle: explicit });
+    const takenExplicit = await create({ name: 'Other', handle: explicit });
+    const takenDerived = await create({ name: 'Other', handle: `desk-${suffix}` });
+
+    // Assess
+    expect(derived).toMatchObject({ status: 201, body: { handle: `desk-${suffix}` } });
+    expect(chosen).toMatchObject({ status: 201, body: { handle: explicit, userId: `agent:${explicit}` } });
+    for (const refused of [takenExplicit, takenDerived]) {
+      expect(refused).toMatchObject({ status: 409, body: { error: { code: 'agent_handle_taken' } } });
+    }
+  });
+});
+
 describe('POST /agents/{agentId}/invoke', () => {
   it('answers in the room as the agent, after agentTyping frames, from its instructions and the recent messages', async () => {
     // Arrange

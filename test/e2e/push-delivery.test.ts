@@ -151,6 +151,17 @@ async function stats() {
   return (await call('/_local/stats')).body as { metrics: Record<string, number> };
 }
 
+/** Membership events the push roster subscriber has handled so far (its `push_roster_synced` metric). */
+const rosterSyncs = async () => (await stats()).metrics.push_roster_synced ?? 0;
+
+/**
+ * A join or a removal reaches the room's push roster through its event, an event's latency after
+ * the request: waits until the roster subscriber has handled `count` more membership events than
+ * `before`, bounded. Tests of this file run one at a time, so the count is theirs.
+ */
+const membershipsHandled = (before: number, count: number) =>
+  eventually(`${count} membership events handled by push`, async () => (await rosterSyncs()) >= before + count);
+
 describe('web push after a message', () => {
   it('reaches every subscribed member but the author, decrypted intact, and can be acknowledged by its recipient only', async () => {
     // Arrange
@@ -410,6 +421,7 @@ describe('recipients follow membership and targets', () => {
     await subscribe(leaver as User, leaverTarget as never);
     await subscribe(unsubscriber as User, unsubscriberTarget as never);
     const roomId = unique('public');
+    const synced = await rosterSyncs();
     expect(
       (
         await call('/rooms', {
@@ -423,6 +435,8 @@ describe('recipients follow membership and targets', () => {
     expect((await call(`/rooms/${roomId}/members/${leaver?.userId}`, { method: 'DELETE', token: (leaver as User).token })).status).toBe(
       204,
     );
+    // Four members with the room, one added, one joining, one leaving.
+    await membershipsHandled(synced, 7);
     const endpointPath = encodeURIComponent(unsubscriberTarget?.endpoint as string);
     expect((await call(`/push/web/subscribe/${endpointPath}`, { method: 'DELETE', token: (unsubscriber as User).token })).status).toBe(204);
 
@@ -436,6 +450,31 @@ describe('recipients follow membership and targets', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(statuses.requestsTo(leaverTarget?.endpoint as string)).toBe(0);
     expect(statuses.requestsTo(unsubscriberTarget?.endpoint as string)).toBe(0);
+  });
+
+  it("reaches a member added after the room's first message with the next message, once the join is handled", async () => {
+    // Arrange: a room with a message already sent, and a user with a subscription who is not in it yet
+    const [author, newcomer] = await users(2);
+    const roomId = await roomOf([author as User]);
+    const browser = await browsers.subscribe(await vapidPublicKey());
+    await subscribe(newcomer as User, browser);
+    await post(author as User, roomId, 'before the newcomer');
+    const synced = await rosterSyncs();
+
+    // Act
+    const added = await call(`/rooms/${roomId}/members`, { apiKey, body: { userId: newcomer?.userId } });
+    await membershipsHandled(synced, 1);
+    const welcome = await post(author as User, roomId, 'welcome!');
+
+    // Assess
+    expect(added.status).toBe(201);
+    const [received] = await eventually('the newcomer’s first push', async () => {
+      const messages = await browsers.notifications(browser);
+      return messages.length > 0 && messages;
+    });
+    expect(JSON.parse(received as string)).toMatchObject({ roomId, messageId: welcome.id, preview: 'welcome!' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await browsers.notifications(browser)).toHaveLength(1);
   });
 
   it('moves a device token to the user who registered it last: the previous holder is no longer notified on it', async () => {
@@ -563,6 +602,7 @@ describe('mobile push after a message', () => {
 });
 
 describe('settings', () => {
+  // Starts a runtime of its own (DynamoDB Local included), as the file's beforeAll does.
   it("sends FCM through the operator's global legacy key (FCM_SERVER_KEY, the fcm-legacy-key secret) for a project without keys of its own", async () => {
     // Prepare: a second runtime with the global key and no push configuration at all
     const globalKey = `global-${randomBytes(12).toString('hex')}`;
@@ -579,6 +619,11 @@ describe('settings', () => {
       const deviceToken = fcmToken();
       await otherCall('/push/devices', { token: readerToken, body: { platform: 'android', token: deviceToken } });
       await otherCall('/rooms', { apiKey: other.apiKey, body: { id: 'global-key-room', type: 'group', members: ['author', 'reader'] } });
+      // The reader's roster entry comes with their join's event.
+      await eventually('both joins handled by push', async () => {
+        const { metrics } = (await otherCall('/_local/stats')).body as { metrics: Record<string, number> };
+        return (metrics.push_roster_synced ?? 0) >= 2;
+      });
 
       // Act
       await otherCall('/messages', { token: authorToken, body: { roomId: 'global-key-room', content: 'through the global key' } });
@@ -591,7 +636,7 @@ describe('settings', () => {
       await other.stop();
       await server.close();
     }
-  });
+  }, 90_000);
 
   it('refuses to start with a VAPID_SUBJECT that is not mailto: or https://, naming it', async () => {
     // Act

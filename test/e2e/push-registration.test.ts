@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rosterKey, targetsVersionKey } from '#shared/db/push';
+import { targetsVersionKey } from '#shared/db/push';
+import { rosterKey } from '#shared/db/push-roster';
 import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
 import { fcmToken, newSubscription, subscriptionKeys } from '../support/push/fixtures';
 import { get } from '../support/raw-table';

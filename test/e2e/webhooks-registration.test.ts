@@ -24,6 +24,8 @@ const SPEC_EVENT_TYPES = [
   'user.event',
 ];
 const ALSO_REFERENCED = ['room.summary', 'room.member_joined', 'message.updated', 'handoff'];
+/** Types the service adds: the end of a membership, announced as its start is. */
+const OWN_TYPES = ['room.member_left'];
 
 const URL_OK = 'https://hooks.example.com/chat';
 
@@ -37,7 +39,7 @@ describe('GET /webhooks/event-types', () => {
 
     // Assess
     expect(listed.status).toBe(200);
-    expect([...listed.body.events].sort()).toEqual([...SPEC_EVENT_TYPES, ...ALSO_REFERENCED].sort());
+    expect([...listed.body.events].sort()).toEqual([...SPEC_EVENT_TYPES, ...ALSO_REFERENCED, ...OWN_TYPES].sort());
   });
 });
 

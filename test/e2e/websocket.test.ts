@@ -30,6 +30,22 @@ async function room(type: 'group' | 'public' = 'group', members: string[] = []) 
   return { owner, roomId };
 }
 
+/**
+ * A removal reaches the member's sockets through its event (`room.member_left`, handled by the
+ * realtime subscriber), an event's latency after the 204: waits for that, bounded.
+ */
+async function closedWithin(socket: RoomSocket, timeoutMs = 10_000) {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the socket was still open ${timeoutMs} ms after the removal`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([socket.closed, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const history = async (roomId: string) => (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as any[];
 
 describe('the WebSocket handshake', () => {
@@ -372,6 +388,7 @@ describe('REST messages', () => {
     const bobSocket = await join(roomId, bob.token);
     const ownerSocket = await join(roomId, owner.token);
     expect((await api(`/rooms/${roomId}/members/${bob.userId}`, { method: 'DELETE', token: owner.token })).status).toBe(204);
+    await closedWithin(bobSocket);
 
     // Act
     const posted = await api('/messages', { token: owner.token, body: { roomId, content: 'not for bob any more' } });
@@ -380,6 +397,31 @@ describe('REST messages', () => {
 
     // Assess
     expect(bobSocket.frames.filter((frame) => frame.type === 'message')).toEqual([]);
+  });
+
+  it("close a removed member's sockets to that room once the removal is handled, and leave their other rooms' sockets open", async () => {
+    // Prepare
+    const bob = await user('bob');
+    const left = await room('group', [bob.userId]);
+    const kept = await room('group', [bob.userId]);
+    const [leftSocket, secondLeftSocket, keptSocket] = [
+      await join(left.roomId, bob.token),
+      await join(left.roomId, bob.token),
+      await join(kept.roomId, bob.token),
+    ];
+    const removed = await api(`/rooms/${left.roomId}/members/${bob.userId}`, { method: 'DELETE', token: left.owner.token });
+
+    // Act
+    await Promise.all([closedWithin(leftSocket), closedWithin(secondLeftSocket)]);
+    const inLeft = await api('/messages', { token: left.owner.token, body: { roomId: left.roomId, content: 'after bob left' } });
+    const inKept = await api('/messages', { token: kept.owner.token, body: { roomId: kept.roomId, content: 'bob is still here' } });
+    const delivered = await keptSocket.next((frame) => frame.message?.id === inKept.body.id);
+
+    // Assess
+    expect(removed.status).toBe(204);
+    expect([inLeft.status, inKept.status]).toEqual([201, 201]);
+    expect(delivered.message.content).toBe('bob is still here');
+    for (const socket of [leftSocket, secondLeftSocket]) expect(socket.frames.filter((frame) => frame.type === 'message')).toEqual([]);
   });
 
   it('stop reaching a socket once it is closed', async () => {

@@ -8,7 +8,7 @@ import { registerDevice } from '#domain/push/targets';
 import { createRoom } from '#domain/rooms/rooms';
 import type { UserPrincipal } from '#shared/auth';
 import { config } from '#shared/config';
-import { pushConfigKey } from '#shared/db/push';
+import { pushConfigKey } from '#shared/db/push-config';
 import type { DomainEvent } from '#shared/events';
 import { uniqueId } from '../support/api';
 import { get, raw, table } from '../support/raw-table';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '#domain/projects/projects';
 import { deliveryIdFor, dispatchEvent } from '#domain/webhooks/deliveries';
 import { listWebhooks, registerWebhook } from '#domain/webhooks/registrations';
-import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
+import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
 import { type DomainEvent, domainEvent } from '#shared/events';
 import { uniqueId } from '../support/api';
 import { get, raw, table } from '../support/raw-table';

@@ -3,7 +3,8 @@ import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '#domain/projects/projects';
-import { deliveriesIndexKey, deliveryKey, webhookKey } from '#shared/db/webhook';
+import { webhookKey } from '#shared/db/webhook';
+import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
 import { functionsDir, repoRoot } from '../../lib/constructs/chat-function.ts';
 import { HandlerHost } from '../../lib/local/handlers.ts';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../../lib/local/step-functions.ts';

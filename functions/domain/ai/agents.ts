@@ -1,4 +1,10 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  AGENT_HANDLE_PATTERN,
+  derivedHandle,
+  derivedHandlePrefix,
+  handleBaseOf,
+  MAX_DERIVED_HANDLE_SUFFIX,
+} from '#domain/ai/agent-handles';
 import {
   askAi,
   conversation,
@@ -19,18 +25,25 @@ import { accessRoom, ensureMember } from '#domain/rooms/rooms';
 import { actorId, type Principal, type UserPrincipal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { agentKey, agentsPk } from '#shared/db/ai';
-import { db, tableName } from '#shared/db/client';
-import { membershipKey } from '#shared/db/membership';
+import {
+  type AgentChanges,
+  type AgentItem,
+  agentItemFor,
+  deleteAgentPart,
+  findAgent,
+  putAgentPart,
+  queryAgents,
+  updateAgentFields,
+} from '#shared/db/agent';
+import { claimAgentHandlePart, claimedAgentHandles, releaseAgentHandlePart } from '#shared/db/agent-handle';
+import { findMembership } from '#shared/db/membership';
 import type { Message } from '#shared/db/message';
-import { queryAll } from '#shared/db/query';
 import type { RoomItem } from '#shared/db/room';
-import { isConditionFailure } from '#shared/db/transact';
+import { isConditionFailure, transactWrite } from '#shared/db/transact';
 import { ConflictError, HttpError, NotFoundError, RateLimitedError, RoomNotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
 import { AGENT_USER_PREFIX, newId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import * as z from '#shared/schema';
 import { httpRoute } from '#wiring';
 
 /**
@@ -41,12 +54,10 @@ import { httpRoute } from '#wiring';
  * the agent's user, so it is stored, broadcast and announced like any message. Nothing answers
  * while a human has taken the room over (handoff).
  *
- * Items, all in the project's agents partition: `A#<agentId>` the agent, `H#<handle>` the handle's
- * claim (written in the same transaction, conditionally, so a handle is unique per project).
+ * The agent (`#shared/db/agent`) and its handle's claim (`#shared/db/agent-handle`) are written in
+ * one transaction, conditionally, so a handle is unique per project.
  */
 
-/** `support`, `release-bot`: what follows `@agent:` in a mention. */
-export const AGENT_HANDLE_PATTERN = /^[a-z][a-z0-9-]{1,31}$/;
 export const agentUserId = (handle: string) => `${AGENT_USER_PREFIX}${handle}`;
 /** Agents never wake agents: a message by one of them starts no mention invoke. */
 export const isAgentUserId = (userId: string) => userId.startsWith(AGENT_USER_PREFIX);
@@ -65,23 +76,6 @@ export const TYPING_REFRESH_MS = 3000;
  * the subscriber's retries (visibility timeout × receives) so a retried event still answers.
  */
 export const MENTION_MAX_AGE_MS = 30 * 60_000;
-
-const agentItem = z.object({
-  pk: z.string(),
-  sk: z.string(),
-  agentId: z.string(),
-  handle: z.string(),
-  name: z.string(),
-  instructions: z.string(),
-  model: z.nullable(z.string()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  createdBy: z.string(),
-});
-type AgentItem = z.infer<typeof agentItem>;
-
-const AGENT_SK_PREFIX = 'A#';
-const handleKey = (projectId: string, handle: string) => ({ pk: agentsPk(projectId), sk: `H#${handle}` });
 
 export function toAgent(item: AgentItem) {
   return {
@@ -111,121 +105,116 @@ export class AgentNotFoundError extends NotFoundError {
 const agentsCache = new TtlCache<Agent[]>(config.CACHE_TTL_MS);
 const forgetAgents = (projectId: string) => agentsCache.delete(projectId);
 
-async function queryAgents(projectId: string, consistent: boolean): Promise<Agent[]> {
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': agentsPk(projectId), ':prefix': AGENT_SK_PREFIX },
-    ConsistentRead: consistent,
-  });
-  return items.map((raw) => toAgent(agentItem.parse(raw)));
-}
-
 async function cachedAgents(projectId: string): Promise<Agent[]> {
   const cached = agentsCache.get(projectId);
   if (cached) return cached;
-  const agents = await queryAgents(projectId, false);
+  const agents = (await queryAgents(projectId, { consistent: false })).map(toAgent);
   agentsCache.set(projectId, agents);
   return agents;
 }
 
 /** `GET /agents`, by handle; read consistently so an agent just created is listed. */
 export async function listAgents(projectId: string): Promise<Agent[]> {
-  const agents = await queryAgents(projectId, true);
+  const agents = (await queryAgents(projectId, { consistent: true })).map(toAgent);
   return agents.sort((a, b) => a.handle.localeCompare(b.handle));
 }
 
 /** One agent of the project; another project's id is simply not found. */
 export async function getAgent(projectId: string, agentId: string): Promise<Agent> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: agentKey(projectId, agentId), ConsistentRead: true }));
-  if (!Item) throw new AgentNotFoundError();
-  return toAgent(agentItem.parse(Item));
+  const item = await findAgent(projectId, agentId);
+  if (!item) throw new AgentNotFoundError();
+  return toAgent(item);
 }
 
 export interface CreateAgentInput {
-  readonly handle: string;
+  /** Derived from the name when absent ({@link createAgent}). */
+  readonly handle?: string;
   readonly name: string;
   readonly instructions: string;
   readonly model?: string;
 }
 
-/** `POST /agents`: the agent and its handle's claim in one transaction; a taken handle is a 409 `agent_handle_taken`. */
+/** Write attempts a derived handle makes when concurrent creates take the candidates it found free. */
+const DERIVED_HANDLE_ATTEMPTS = 5;
+
+/**
+ * `POST /agents`: the agent and its handle's claim in one transaction. An explicit handle that is
+ * taken is a 409 `agent_handle_taken`. Without one, the handle is derived from the name
+ * (`handleBaseOf`): the first of `base`, `base-2` ... `base-99` that no agent of the project
+ * holds, found with one Query of the claims and then claimed conditionally, so a concurrent create
+ * that took it first moves this one on to the next free candidate.
+ */
 export async function createAgent(principal: Principal, input: CreateAgentInput): Promise<Agent> {
   if (input.model !== undefined) requireAllowedAgentModel(input.model);
   const { projectId } = principal;
   const now = new Date().toISOString();
   const agentId = newId('agt');
-  const item: AgentItem = {
-    ...agentKey(projectId, agentId),
-    agentId,
-    handle: input.handle,
-    name: input.name,
-    instructions: input.instructions,
-    model: input.model ?? null,
-    createdAt: now,
-    updatedAt: now,
-    createdBy: actorId(principal),
-  };
-  try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Put: {
-              TableName: tableName,
-              Item: { ...handleKey(projectId, input.handle), agentId, createdAt: now },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+  const agent = (handle: string): AgentItem =>
+    agentItemFor(projectId, {
+      agentId,
+      handle,
+      name: input.name,
+      instructions: input.instructions,
+      model: input.model ?? null,
+      createdAt: now,
+      updatedAt: now,
+      createdBy: actorId(principal),
+    });
+  const created =
+    input.handle === undefined
+      ? await createWithDerivedHandle(projectId, input.name, agent)
+      : await putAgent(projectId, agent(input.handle));
+  if (!created && input.handle !== undefined) {
     throw new ConflictError('agent_handle_taken', `An agent of this project already has the handle ${input.handle}`);
   }
+  if (!created) {
+    throw new ConflictError(
+      'agent_handle_taken',
+      `The handles derived from this name (${handleBaseOf(input.name)}, -2 ... -${MAX_DERIVED_HANDLE_SUFFIX}) are taken; choose a handle`,
+    );
+  }
   forgetAgents(projectId);
-  return toAgent(item);
+  return toAgent(created);
 }
 
-export interface AgentPatch {
-  readonly name?: string;
-  readonly instructions?: string;
-  /** `null` clears it: the agent answers with `AI_MODEL` again. */
-  readonly model?: string | null;
+/** The agent with its handle's claim; `undefined` when another agent of the project holds the handle. */
+async function putAgent(projectId: string, item: AgentItem): Promise<AgentItem | undefined> {
+  try {
+    await transactWrite([putAgentPart(item), claimAgentHandlePart(projectId, item.handle, item.agentId, item.createdAt)]);
+    return item;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
 }
+
+async function createWithDerivedHandle(
+  projectId: string,
+  name: string,
+  agent: (handle: string) => AgentItem,
+): Promise<AgentItem | undefined> {
+  const base = handleBaseOf(name);
+  const taken = new Set(await claimedAgentHandles(projectId, derivedHandlePrefix(base)));
+  let attempts = 0;
+  for (let n = 1; n <= MAX_DERIVED_HANDLE_SUFFIX && attempts < DERIVED_HANDLE_ATTEMPTS; n++) {
+    const handle = derivedHandle(base, n);
+    if (taken.has(handle)) continue;
+    attempts++;
+    const created = await putAgent(projectId, agent(handle));
+    if (created) return created;
+  }
+  return undefined;
+}
+
+export type AgentPatch = AgentChanges;
 
 /** `PATCH /agents/{agentId}`: name, instructions and model; the handle (the agent's user id) never changes. */
 export async function updateAgent(projectId: string, agentId: string, patch: AgentPatch): Promise<Agent> {
   if (typeof patch.model === 'string') requireAllowedAgentModel(patch.model);
-  const sets = ['updatedAt = :now'];
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
-  for (const field of ['name', 'instructions', 'model'] as const) {
-    const value = patch[field];
-    if (value === undefined) continue;
-    names[`#${field}`] = field;
-    values[`:${field}`] = value;
-    sets.push(`#${field} = :${field}`);
-  }
-  try {
-    const { Attributes } = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: agentKey(projectId, agentId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    forgetAgents(projectId);
-    return toAgent(agentItem.parse(Attributes));
-  } catch (error) {
-    if (isConditionFailure(error)) throw new AgentNotFoundError();
-    throw error;
-  }
+  const updated = await updateAgentFields(projectId, agentId, patch, new Date().toISOString());
+  if (!updated) throw new AgentNotFoundError();
+  forgetAgents(projectId);
+  return toAgent(updated);
 }
 
 /**
@@ -236,21 +225,7 @@ export async function updateAgent(projectId: string, agentId: string, patch: Age
 export async function deleteAgent(projectId: string, agentId: string): Promise<void> {
   const agent = await getAgent(projectId, agentId);
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName, Key: agentKey(projectId, agentId), ConditionExpression: 'attribute_exists(pk)' } },
-          {
-            Delete: {
-              TableName: tableName,
-              Key: handleKey(projectId, agent.handle),
-              ConditionExpression: 'agentId = :agentId',
-              ExpressionAttributeValues: { ':agentId': agentId },
-            },
-          },
-        ],
-      }),
-    );
+    await transactWrite([deleteAgentPart(projectId, agentId), releaseAgentHandlePart(projectId, agent.handle, agentId)]);
   } catch (error) {
     // Deleted by a concurrent request since it was read.
     if (isConditionFailure(error)) throw new AgentNotFoundError();
@@ -457,10 +432,8 @@ function agentPrompt(agent: Agent, messages: readonly PromptMessage[], request: 
  */
 async function seatAgent(agent: Agent, room: RoomItem): Promise<void> {
   if (room.type === 'dm') {
-    const { Item } = await db.send(
-      new GetCommand({ TableName: tableName, Key: membershipKey(room.projectId, room.roomId, agent.userId), ConsistentRead: true }),
-    );
-    if (!Item) throw new ConflictError('dm_membership_fixed', 'An agent answers in a dm only when it is one of its two members');
+    const membership = await findMembership(room.projectId, room.roomId, agent.userId, { consistent: true });
+    if (!membership) throw new ConflictError('dm_membership_fixed', 'An agent answers in a dm only when it is one of its two members');
     return;
   }
   await ensureMember(room.projectId, room.roomId, agent.userId, 'member');

@@ -1,8 +1,5 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dispositionsKey } from '#shared/db/ai';
-import { db, tableName } from '#shared/db/client';
+import { type DispositionEntry, projectDispositions, putProjectDispositions } from '#shared/db/dispositions';
 import { BadRequestError } from '#shared/errors';
-import * as z from '#shared/schema';
 
 /**
  * Disposition codes: what a human agent records when completing a handoff
@@ -25,15 +22,6 @@ export const DEFAULT_DISPOSITIONS: readonly { readonly code: string; readonly la
 const defaultCodes = new Set(DEFAULT_DISPOSITIONS.map((entry) => entry.code));
 export const isDefaultDisposition = (code: string): boolean => defaultCodes.has(code);
 
-export const dispositionsItem = z.object({
-  pk: z.string(),
-  sk: z.string(),
-  dispositions: z.array(z.object({ code: z.string(), label: z.string() })),
-  updatedAt: z.string(),
-  updatedBy: z.string(),
-});
-export type DispositionsItem = z.infer<typeof dispositionsItem>;
-
 export interface Disposition {
   readonly code: string;
   readonly label: string;
@@ -41,12 +29,7 @@ export interface Disposition {
   readonly builtIn: boolean;
 }
 
-async function projectDispositions(projectId: string): Promise<DispositionsItem['dispositions']> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: dispositionsKey(projectId), ConsistentRead: true }));
-  return Item ? dispositionsItem.parse(Item).dispositions : [];
-}
-
-const withDefaults = (own: DispositionsItem['dispositions']): Disposition[] => [
+const withDefaults = (own: readonly DispositionEntry[]): Disposition[] => [
   ...DEFAULT_DISPOSITIONS.map((entry) => ({ ...entry, builtIn: true })),
   ...own.map((entry) => ({ code: entry.code, label: entry.label, builtIn: false })),
 ];
@@ -65,13 +48,7 @@ export async function setDispositions(
   own: readonly { code: string; label: string }[],
   updatedBy: string,
 ): Promise<Disposition[]> {
-  const item: DispositionsItem = {
-    ...dispositionsKey(projectId),
-    dispositions: own.map(({ code, label }) => ({ code, label })),
-    updatedAt: new Date().toISOString(),
-    updatedBy,
-  };
-  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+  const item = await putProjectDispositions(projectId, own, { updatedAt: new Date().toISOString(), updatedBy });
   return withDefaults(item.dispositions);
 }
 

@@ -1,6 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { handoffKey } from '#shared/db/ai';
-import { db, tableName } from '#shared/db/client';
+import { findHandoff } from '#shared/db/handoff';
 import { ConflictError } from '#shared/errors';
 
 /**
@@ -9,8 +7,7 @@ import { ConflictError } from '#shared/errors';
  * answers after the take-over was acknowledged.
  */
 export async function isHandoffActive(projectId: string, roomId: string): Promise<boolean> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: handoffKey(projectId, roomId), ConsistentRead: true }));
-  return Item?.state === 'human_active';
+  return (await findHandoff(projectId, roomId))?.state === 'human_active';
 }
 
 /** `409 human_handoff_active` while a human has the room. */

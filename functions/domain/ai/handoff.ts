@@ -1,5 +1,3 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { handoffTaskItem, resolveTaskUpdate } from '#domain/ai/agent-tasks';
 import { getAgent } from '#domain/ai/agents';
 import { askAi, bulletLines, conversation, isAiConfigured, type PromptMessage } from '#domain/ai/assistant';
 import { listDispositions, requireKnownDisposition } from '#domain/ai/dispositions';
@@ -8,13 +6,12 @@ import { readMessages } from '#domain/messages/history';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom } from '#domain/rooms/rooms';
 import { actorId, hasRole, type Principal } from '#shared/auth';
-import { HANDOFF_STATES, handoffKey } from '#shared/db/ai';
-import { db, tableName } from '#shared/db/client';
-import { isConditionFailure } from '#shared/db/transact';
+import { handoffTaskItem, putAgentTaskPart, resolveAgentTaskPart } from '#shared/db/agent-task';
+import { type ContextSource, completeHandoffPart, findHandoff, type HandoffItem, handoffItemFor, takeOverPart } from '#shared/db/handoff';
+import { isConditionFailure, transactWrite } from '#shared/db/transact';
 import { ConflictError, ForbiddenError } from '#shared/errors';
 import { newId } from '#shared/ids';
 import { logger } from '#shared/logger';
-import * as z from '#shared/schema';
 
 /**
  * Human handoff, the spec's state table: no handoff → `human_active` (`POST`), `human_active` →
@@ -29,31 +26,6 @@ import * as z from '#shared/schema';
 export const HANDOFF_CONTEXT_MESSAGES = 12;
 export const MAX_HANDOFF_NOTE_LENGTH = 2000;
 
-/** `ai`: the provider summarized the context; `excerpt`: AI is off or failed, so the messages themselves are the context. */
-export const CONTEXT_SOURCES = ['ai', 'excerpt'] as const;
-export type ContextSource = (typeof CONTEXT_SOURCES)[number];
-
-export const handoffItem = z.object({
-  pk: z.string(),
-  sk: z.string(),
-  projectId: z.string(),
-  roomId: z.string(),
-  handoffId: z.string(),
-  state: z.enum(HANDOFF_STATES),
-  agent_task_id: z.string(),
-  agentId: z.nullable(z.string()),
-  note: z.nullable(z.string()),
-  takenBy: z.string(),
-  takenAt: z.string(),
-  contextSummary: z.string(),
-  contextSource: z.enum(CONTEXT_SOURCES),
-  completedAt: z.nullable(z.string()),
-  completedBy: z.nullable(z.string()),
-  disposition: z.nullable(z.string()),
-  completionNote: z.nullable(z.string()),
-});
-export type HandoffItem = z.infer<typeof handoffItem>;
-
 export function toHandoff(item: HandoffItem) {
   const { pk: _pk, sk: _sk, projectId: _projectId, ...handoff } = item;
   return handoff;
@@ -62,11 +34,6 @@ export type Handoff = ReturnType<typeof toHandoff>;
 
 /** `GET`: the record, or `{ state: 'none' }` for a room that never had a handoff. */
 export type HandoffView = Handoff | { readonly state: 'none' };
-
-async function readHandoff(projectId: string, roomId: string): Promise<HandoffItem | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: handoffKey(projectId, roomId), ConsistentRead: true }));
-  return Item ? handoffItem.parse(Item) : undefined;
-}
 
 /**
  * Members of the room (not its guests), and project moderators and above who may read the room;
@@ -88,7 +55,7 @@ const readableRoom = async (principal: Principal, roomId: string) => (await acce
 
 export async function getHandoff(principal: Principal, roomId: string): Promise<HandoffView> {
   await requireHandoffReader(principal, roomId);
-  const item = await readHandoff(principal.projectId, roomId);
+  const item = await findHandoff(principal.projectId, roomId);
   return item ? toHandoff(item) : { state: 'none' };
 }
 
@@ -145,7 +112,7 @@ export async function startHandoff(principal: Principal, roomId: string, input: 
   const projectId = principal.projectId;
   const [room, current, { messages }] = await Promise.all([
     readableRoom(principal, roomId),
-    readHandoff(projectId, roomId),
+    findHandoff(projectId, roomId),
     readMessages(projectId, roomId, { limit: HANDOFF_CONTEXT_MESSAGES, consistent: true }),
     // The task is claimed by this agent: it must be one of the project's (404 agent_not_found).
     input.agentId === undefined ? undefined : getAgent(projectId, input.agentId),
@@ -160,12 +127,11 @@ export async function startHandoff(principal: Principal, roomId: string, input: 
   const taskId = newId('task');
   const agentId = input.agentId ?? null;
   const note = input.note ?? null;
-  const item: HandoffItem = {
-    ...handoffKey(projectId, roomId),
+  const item = handoffItemFor({
     projectId,
     roomId,
     handoffId,
-    state: 'human_active',
+    state: 'human_active' as const,
     agent_task_id: taskId,
     agentId,
     note,
@@ -176,7 +142,7 @@ export async function startHandoff(principal: Principal, roomId: string, input: 
     completedBy: null,
     disposition: null,
     completionNote: null,
-  };
+  });
   const task = handoffTaskItem(projectId, { taskId, roomId, handoffId, claimedBy: agentId ?? takenBy, note, createdAt: takenAt });
   const event = newEvent('handoff', projectId, {
     roomId,
@@ -189,23 +155,7 @@ export async function startHandoff(principal: Principal, roomId: string, input: 
     ...context,
   });
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName,
-              Item: item,
-              ConditionExpression: 'attribute_not_exists(pk) OR #state <> :active',
-              ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: { ':active': 'human_active' },
-            },
-          },
-          { Put: { TableName: tableName, Item: task, ConditionExpression: 'attribute_not_exists(pk)' } },
-          outboxPut(event),
-        ],
-      }),
-    );
+    await transactWrite([takeOverPart(item), putAgentTaskPart(task), outboxPut(event)]);
   } catch (error) {
     // Another take-over of the room won the race.
     if (isConditionFailure(error)) throw handoffActive();
@@ -228,7 +178,7 @@ export async function completeHandoff(
   const projectId = principal.projectId;
   const [, current, dispositions] = await Promise.all([
     readableRoom(principal, roomId),
-    readHandoff(projectId, roomId),
+    findHandoff(projectId, roomId),
     listDispositions(projectId),
   ]);
   if (current?.state !== 'human_active') throw noActiveHandoff();
@@ -238,38 +188,21 @@ export async function completeHandoff(
   const completedBy = actorId(principal);
   const completionNote = input.note ?? null;
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: handoffKey(projectId, roomId),
-              UpdateExpression:
-                'SET #state = :completed, completedAt = :at, completedBy = :by, disposition = :disposition, completionNote = :note',
-              // The handoff that was read, still active: a concurrent completion (or a new take-over) wins.
-              ConditionExpression: '#state = :active AND handoffId = :handoffId',
-              ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: {
-                ':completed': 'completed',
-                ':active': 'human_active',
-                ':handoffId': current.handoffId,
-                ':at': completedAt,
-                ':by': completedBy,
-                ':disposition': input.disposition,
-                ':note': completionNote,
-              },
-            },
-          },
-          resolveTaskUpdate(projectId, current.agent_task_id, {
-            resolvedAt: completedAt,
-            resolvedBy: completedBy,
-            disposition: input.disposition,
-            note: completionNote,
-          }),
-        ],
+    await transactWrite([
+      // The handoff that was read, still active: a concurrent completion (or a new take-over) wins.
+      completeHandoffPart(projectId, roomId, current.handoffId, {
+        completedAt,
+        completedBy,
+        disposition: input.disposition,
+        completionNote,
       }),
-    );
+      resolveAgentTaskPart(projectId, current.agent_task_id, {
+        resolvedAt: completedAt,
+        resolvedBy: completedBy,
+        disposition: input.disposition,
+        note: completionNote,
+      }),
+    ]);
   } catch (error) {
     if (isConditionFailure(error)) throw noActiveHandoff();
     throw error;

@@ -1,17 +1,16 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { monthOf, projectAiQuotaKey, QUOTA_SHARDS, quotaMonthPk, quotaShardKey } from '#shared/db/ai';
-import { db, tableName } from '#shared/db/client';
+import { findProjectAiQuota, putProjectAiQuota, removeProjectAiQuota } from '#shared/db/ai-quota';
+import { addInvocation, invocationsInMonth, monthOf } from '#shared/db/ai-usage';
 import { HttpError } from '#shared/errors';
 import { countMetric } from '#shared/metrics';
 
 /**
  * The monthly AI quota of a project: every AI call (thread and room summaries, suggestions, agents,
- * handoff summaries) counts one `agent_invocations`. The count is sharded (`QUOTA_SHARDS` items per
- * month) so a busy project spreads its writes; reading the total is one Query. An instance trusts
- * the total it read for `CACHE_TTL_MS` plus what it added itself, so a project can overshoot its
- * quota by the calls other instances make within that time: a few calls, not a bill.
+ * handoff summaries) counts one `agent_invocations`. The count is sharded (`#shared/db/ai-usage`)
+ * so a busy project spreads its writes; reading the total is one Query. An instance trusts the
+ * total it read for `CACHE_TTL_MS` plus what it added itself, so a project can overshoot its quota
+ * by the calls other instances make within that time: a few calls, not a bill.
  */
 
 export class QuotaExceededError extends HttpError {
@@ -20,30 +19,21 @@ export class QuotaExceededError extends HttpError {
   }
 }
 
-/** Quota items outlive their month by a little, then TTL removes them. */
-const QUOTA_RETENTION_SECONDS = 70 * 86_400;
-
 const usedCache = new TtlCache<{ used: number }>(config.CACHE_TTL_MS);
 const quotaCache = new TtlCache<number>(config.CACHE_TTL_MS * 12);
 
 export async function monthlyQuota(projectId: string): Promise<number> {
   const cached = quotaCache.get(projectId);
   if (cached !== undefined) return cached;
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: projectAiQuotaKey(projectId) }));
-  const quota = typeof Item?.monthlyInvocations === 'number' ? Item.monthlyInvocations : config.AI_MONTHLY_QUOTA;
+  const quota = (await findProjectAiQuota(projectId)) ?? config.AI_MONTHLY_QUOTA;
   quotaCache.set(projectId, quota);
   return quota;
 }
 
 /** The project's own quota; `null` returns it to `AI_MONTHLY_QUOTA`. */
 export async function setMonthlyQuota(projectId: string, monthlyInvocations: number | null): Promise<void> {
-  if (monthlyInvocations === null) {
-    await db.send(
-      new UpdateCommand({ TableName: tableName, Key: projectAiQuotaKey(projectId), UpdateExpression: 'REMOVE monthlyInvocations' }),
-    );
-  } else {
-    await db.send(new PutCommand({ TableName: tableName, Item: { ...projectAiQuotaKey(projectId), monthlyInvocations } }));
-  }
+  if (monthlyInvocations === null) await removeProjectAiQuota(projectId);
+  else await putProjectAiQuota(projectId, monthlyInvocations);
   quotaCache.delete(projectId);
 }
 
@@ -51,15 +41,7 @@ async function usedThisMonth(projectId: string, month: string, options: { fresh?
   const cacheKey = `${projectId}\u0000${month}`;
   const cached = options.fresh ? undefined : usedCache.get(cacheKey);
   if (cached) return cached.used;
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': quotaMonthPk(projectId, month) },
-      ProjectionExpression: 'invocations',
-    }),
-  );
-  const used = Items.reduce((total, item) => total + (typeof item.invocations === 'number' ? item.invocations : 0), 0);
+  const used = await invocationsInMonth(projectId, month);
   usedCache.set(cacheKey, { used });
   return used;
 }
@@ -80,16 +62,7 @@ export async function requireQuota(projectId: string): Promise<void> {
 /** Counts one AI call: a random shard, and the `agent_invocations` metric. */
 export async function countInvocation(projectId: string): Promise<void> {
   const month = monthOf(new Date());
-  const shard = Math.floor(Math.random() * QUOTA_SHARDS);
-  await db.send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: quotaShardKey(projectId, month, shard),
-      UpdateExpression: 'ADD invocations :one SET #ttl = if_not_exists(#ttl, :ttl)',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':ttl': Math.floor(Date.now() / 1000) + QUOTA_RETENTION_SECONDS },
-    }),
-  );
+  await addInvocation(projectId, month);
   const cached = usedCache.get(`${projectId}\u0000${month}`);
   if (cached) cached.used++;
   countMetric('agent_invocations');

@@ -1,4 +1,3 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { askAi, bulletLines, conversation, isAiConfigured } from '#domain/ai/assistant';
 import { QuotaExceededError, requireQuota } from '#domain/ai/quota';
 import { newEvent, outboxPut } from '#domain/events/outbox';
@@ -6,10 +5,16 @@ import { readMessages } from '#domain/messages/history';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
 import { config } from '#shared/config';
-import { type RoomSummaryItem, roomSummariesPk, roomSummaryItem, roomSummaryKey, roomSummaryStateKey } from '#shared/db/ai';
-import { db, tableName } from '#shared/db/client';
 import { findRoom } from '#shared/db/room';
-import { isConditionFailure } from '#shared/db/transact';
+import { latestRoomSummaries, putRoomSummaryPart, type RoomSummaryItem } from '#shared/db/room-summary';
+import {
+  addPendingMessages,
+  claimSummaryJob,
+  finishSummaryJobPart,
+  readRoomSummaryState,
+  releaseSummaryJob,
+} from '#shared/db/room-summary-state';
+import { isConditionFailure, transactWrite } from '#shared/db/transact';
 import { newId } from '#shared/ids';
 import { sendRoomSummaryJob } from '#shared/queue';
 
@@ -37,45 +42,19 @@ export interface RoomSummaryJob {
 export async function countRoomMessages(projectId: string, roomId: string, count: number): Promise<boolean> {
   if (!isAiConfigured()) return false;
   const now = Math.floor(Date.now() / 1000);
-  const { Attributes = {} } = await db.send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: roomSummaryStateKey(projectId, roomId),
-      UpdateExpression: 'ADD pending :count',
-      ExpressionAttributeValues: { ':count': count },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  const pending = Number(Attributes.pending ?? 0);
-  const lastSummaryAt = Number(Attributes.lastSummaryAt ?? 0);
+  const { pending, lastSummaryAt } = await addPendingMessages(projectId, roomId, count);
   if (pending < config.ROOM_SUMMARY_MIN_MESSAGES || now - lastSummaryAt < config.ROOM_SUMMARY_MIN_INTERVAL_SECONDS) return false;
   // A project out of quota queues nothing until its quota allows (the total is cached per instance).
   if (!(await withinQuota(projectId))) return false;
   const jobId = newId('job');
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: roomSummaryStateKey(projectId, roomId),
-        UpdateExpression: 'SET jobQueuedAt = :now, jobId = :job',
-        // The thresholds again, inside the claim: a job that finished since the count was read
-        // has moved lastSummaryAt and pending on, and must not be followed by a second one at once.
-        ConditionExpression:
-          '(attribute_not_exists(jobQueuedAt) OR jobQueuedAt < :stale) AND pending >= :min ' +
-          'AND (attribute_not_exists(lastSummaryAt) OR lastSummaryAt <= :intervalAgo)',
-        ExpressionAttributeValues: {
-          ':now': now,
-          ':job': jobId,
-          ':stale': now - STALE_JOB_SECONDS,
-          ':min': config.ROOM_SUMMARY_MIN_MESSAGES,
-          ':intervalAgo': now - config.ROOM_SUMMARY_MIN_INTERVAL_SECONDS,
-        },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  const claimed = await claimSummaryJob(projectId, roomId, {
+    jobId,
+    now,
+    staleAfterSeconds: STALE_JOB_SECONDS,
+    minMessages: config.ROOM_SUMMARY_MIN_MESSAGES,
+    minIntervalSeconds: config.ROOM_SUMMARY_MIN_INTERVAL_SECONDS,
+  });
+  if (!claimed) return false;
   try {
     await sendRoomSummaryJob({ kind: 'room_summary', projectId, roomId, jobId });
   } catch (error) {
@@ -86,21 +65,9 @@ export async function countRoomMessages(projectId: string, roomId: string, count
   return true;
 }
 
-/** Frees the room's job slot if `jobId` still holds it. */
+/** Frees the room's job slot if `jobId` still holds it; `backOff` makes the room wait one interval before its next job. */
 async function releaseClaim(projectId: string, roomId: string, jobId: string, extra: { backOff?: boolean } = {}): Promise<void> {
-  await db
-    .send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: roomSummaryStateKey(projectId, roomId),
-        UpdateExpression: extra.backOff ? 'SET lastSummaryAt = :now REMOVE jobQueuedAt, jobId' : 'REMOVE jobQueuedAt, jobId',
-        ConditionExpression: 'jobId = :job',
-        ExpressionAttributeValues: { ':job': jobId, ...(extra.backOff ? { ':now': Math.floor(Date.now() / 1000) } : {}) },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error;
-    });
+  await releaseSummaryJob(projectId, roomId, jobId, extra.backOff ? Math.floor(Date.now() / 1000) : undefined);
 }
 
 async function withinQuota(projectId: string): Promise<boolean> {
@@ -121,8 +88,7 @@ async function withinQuota(projectId: string): Promise<boolean> {
  */
 export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryItem | undefined> {
   const { projectId, roomId, jobId } = job;
-  const key = roomSummaryStateKey(projectId, roomId);
-  const { Item: state = {} } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  const state = await readRoomSummaryState(projectId, roomId);
   if (state.jobId !== jobId) return undefined;
   const room = await findRoom(projectId, roomId);
   if (!room || room.e2eEnabled) {
@@ -130,8 +96,8 @@ export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryIte
     await releaseClaim(projectId, roomId, jobId, { backOff: true });
     return undefined;
   }
-  const counted = Number(state.pending ?? 0);
-  const since = Number(state.lastSummarizedMessageId ?? 0);
+  const counted = state.pending;
+  const since = state.lastSummarizedMessageId;
   const { messages } = await readMessages(projectId, roomId, { limit: config.ROOM_SUMMARY_MAX_MESSAGES });
   const fresh = messages.filter((message) => message.id > since);
   if (fresh.length === 0) {
@@ -167,29 +133,16 @@ export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryIte
   };
   const { model: _model, ...payload } = item;
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: { ...roomSummaryKey(projectId, roomId, createdAt, item.summaryId), ...item } } },
-          {
-            Update: {
-              TableName: tableName,
-              Key: key,
-              // Messages counted while this job ran stay counted for the next one; only the claim's holder writes.
-              UpdateExpression: 'SET lastSummaryAt = :at, lastSummarizedMessageId = :to ADD pending :minus REMOVE jobQueuedAt, jobId',
-              ConditionExpression: 'jobId = :job',
-              ExpressionAttributeValues: {
-                ':at': Math.floor(Date.now() / 1000),
-                ':to': item.toMessageId,
-                ':minus': -counted,
-                ':job': jobId,
-              },
-            },
-          },
-          outboxPut(newEvent('room.summary', projectId, payload)),
-        ],
+    await transactWrite([
+      putRoomSummaryPart(projectId, item),
+      // Messages counted while this job ran stay counted for the next one; only the claim's holder writes.
+      finishSummaryJobPart(projectId, roomId, jobId, {
+        at: Math.floor(Date.now() / 1000),
+        toMessageId: item.toMessageId,
+        summarizedCount: counted,
       }),
-    );
+      outboxPut(newEvent('room.summary', projectId, payload)),
+    ]);
   } catch (error) {
     // Another job took the claim over (this one ran past the stale limit): its summary stands.
     if (isConditionFailure(error)) return undefined;
@@ -201,17 +154,5 @@ export async function summarizeRoom(job: RoomSummaryJob): Promise<RoomSummaryIte
 
 export async function listRoomSummaries(principal: Principal, roomId: string, limit: number) {
   await accessRoom(principal, roomId, { join: false });
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': roomSummariesPk(principal.projectId, roomId) },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  return Items.map((raw) => {
-    const { model: _model, ...summary } = roomSummaryItem.parse(raw);
-    return summary;
-  });
+  return (await latestRoomSummaries(principal.projectId, roomId, limit)).map(({ model: _model, ...summary }) => summary);
 }

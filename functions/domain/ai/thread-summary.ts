@@ -1,9 +1,7 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { askAi, bulletLines, conversation, refuseE2eRoom, requireAi } from '#domain/ai/assistant';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
-import { db, tableName } from '#shared/db/client';
-import { type MessageItem, messageItem, messageKey, threadIndexPk } from '#shared/db/message';
+import { findMessage, type MessageItem, threadReplies } from '#shared/db/message';
 import { BadRequestError, MessageNotFoundError } from '#shared/errors';
 
 /** The spec's bounds: fewer than 3 messages is no thread; at most 40 are read, breadth-first from the root. */
@@ -19,21 +17,16 @@ export interface ThreadSummary {
   readonly truncated: boolean;
 }
 
-async function messageIn(projectId: string, roomId: string, messageId: number): Promise<MessageItem | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId) }));
-  return Item ? messageItem.parse(Item) : undefined;
-}
-
 /** A reply knows its root; one stored without that (none do today) is walked up to it. */
 async function rootOf(message: MessageItem): Promise<MessageItem> {
   if (message.parent_id === null) return message;
   if (message.thread_root !== undefined) {
-    const root = await messageIn(message.projectId, message.roomId, message.thread_root);
+    const root = await findMessage(message.projectId, message.roomId, message.thread_root);
     if (root) return root;
   }
   let current = message;
   for (let step = 0; step < MAX_PARENT_WALK && current.parent_id !== null; step++) {
-    const parent = await messageIn(current.projectId, current.roomId, current.parent_id);
+    const parent = await findMessage(current.projectId, current.roomId, current.parent_id);
     if (!parent) break;
     current = parent;
   }
@@ -46,27 +39,17 @@ async function rootOf(message: MessageItem): Promise<MessageItem> {
  * A reply names its root, so the root and the Query go out together: 3 requests.
  */
 export async function collectThread(projectId: string, roomId: string, messageId: number) {
-  const message = await messageIn(projectId, roomId, messageId);
+  const message = await findMessage(projectId, roomId, messageId);
   if (!message) throw new MessageNotFoundError();
   const known = message.thread_root ?? (message.parent_id === null ? message.id : undefined);
-  const repliesOf = (rootId: number) =>
-    db.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :thread',
-        ExpressionAttributeValues: { ':thread': threadIndexPk(projectId, roomId, rootId) },
-        Limit: THREAD_MAX_MESSAGES,
-      }),
-    );
+  const repliesOf = (rootId: number) => threadReplies(projectId, roomId, rootId, THREAD_MAX_MESSAGES);
   // A reply stored without its placement is walked up first, and its thread read from the root found.
   const [root, replies] =
     known === undefined
       ? await rootOf(message).then(async (found) => [found, await repliesOf(found.id)] as const)
       : await Promise.all([rootOf(message), repliesOf(known)]);
-  const found = (replies.Items ?? []).map((item) => messageItem.parse(item));
-  const truncated = found.length >= THREAD_MAX_MESSAGES;
-  return { root, messages: [root, ...found.slice(0, THREAD_MAX_MESSAGES - 1)], truncated };
+  const truncated = replies.length >= THREAD_MAX_MESSAGES;
+  return { root, messages: [root, ...replies.slice(0, THREAD_MAX_MESSAGES - 1)], truncated };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { config } from '#shared/config';
-import { getAll } from '#shared/db/batch';
-import { membershipItem, membershipKey } from '#shared/db/membership';
+import { membersAmong } from '#shared/db/membership';
 import type { MessageItem } from '#shared/db/message';
 import { type DomainEvent, derivedEventId, domainEvent } from '#shared/events';
 
@@ -48,8 +47,7 @@ export async function messageEvents(message: MessageItem): Promise<DomainEvent[]
   ];
   const mentioned = mentionedUserIds(message.content, userId);
   if (mentioned.length > 0) {
-    const members = await getAll(mentioned.map((mentionedUserId) => membershipKey(projectId, roomId, mentionedUserId)));
-    const memberIds = new Set(members.map((raw) => membershipItem.parse(raw).userId));
+    const memberIds = await membersAmong(projectId, roomId, mentioned);
     for (const mentionedUserId of mentioned.filter((id) => memberIds.has(id))) {
       events.push(
         domainEvent(

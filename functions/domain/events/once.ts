@@ -1,7 +1,4 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
-import { eventClaimKey, OUTBOX_RETENTION_SECONDS } from '#shared/db/outbox';
-import { isConditionFailure } from '#shared/db/transact';
+import { claimEvent, completeEventClaim, releaseEventClaim } from '#shared/db/event-claim';
 import type { DomainEvent } from '#shared/events';
 import { eventSubscribers } from '#wiring';
 
@@ -19,47 +16,14 @@ import { eventSubscribers } from '#wiring';
 export async function onceFor(subscriber: string, event: DomainEvent, work: () => Promise<void>): Promise<boolean> {
   const entry = eventSubscribers.find((candidate) => candidate.id === subscriber);
   if (!entry) throw new Error(`No event subscriber ${subscriber} in functions/wiring/`);
-  const leaseMs = entry.timeoutSeconds * 1000;
-  const key = eventClaimKey(event.projectId, event.id, subscriber);
   const now = Date.now();
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...key, state: 'running', leaseUntil: now + leaseMs, ttl: Math.floor(now / 1000) + OUTBOX_RETENTION_SECONDS },
-        ConditionExpression: 'attribute_not_exists(pk) OR (#state = :running AND leaseUntil < :now)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':running': 'running', ':now': now },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  if (!(await claimEvent(event.projectId, event.id, subscriber, now, now + entry.timeoutSeconds * 1000))) return false;
   try {
     await work();
   } catch (error) {
-    await db
-      .send(
-        new DeleteCommand({
-          TableName: tableName,
-          Key: key,
-          ConditionExpression: '#state = :running',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':running': 'running' },
-        }),
-      )
-      .catch(() => undefined);
+    await releaseEventClaim(event.projectId, event.id, subscriber).catch(() => undefined);
     throw error;
   }
-  await db.send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: key,
-      UpdateExpression: 'SET #state = :done',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':done': 'done' },
-    }),
-  );
+  await completeEventClaim(event.projectId, event.id, subscriber);
   return true;
 }

@@ -1,43 +1,20 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { sdkClientDefaults } from '#shared/aws-clients';
-import { bound } from '#shared/bindings';
-import { MESSAGE_SK_PREFIX, OUTBOX_SK_PREFIX } from '#shared/db/keys';
-import { messageItem } from '#shared/db/message';
-import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, EventCatalogueError, parseEvent } from '#shared/events';
+import { insertedItem } from '#shared/db/stream-record';
+import { publishToEventTopic, TOPIC_BATCH_BYTES, TOPIC_BATCH_ENTRIES } from '#shared/event-topic';
+import { type DomainEvent, EventCatalogueError, parseEvent } from '#shared/events';
 import { asciiJson } from '#shared/json';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { messageEvents } from './message-events';
 
-/** The endpoint comes from the SDK's resolution (`AWS_ENDPOINT_URL_SNS` for the local stand-in). */
-export const sns = new SNSClient({ maxAttempts: 3, ...sdkClientDefaults });
-
-const SNS_BATCH_ENTRIES = 10;
-/** SNS caps a batch at 256 KiB in total; a little headroom for attributes. */
-const SNS_BATCH_BYTES = 240 * 1024;
 /** Batches in flight at once. */
 const PUBLISH_CONCURRENCY = 8;
 
 /** The events a stream record carries: a new message's, or the one an outbox item holds. */
 export async function eventsOfRecord(record: DynamoDBRecord): Promise<DomainEvent[]> {
-  const image = record.dynamodb?.NewImage;
-  if (record.eventName !== 'INSERT' || !image) return [];
-  let item: Record<string, unknown>;
-  try {
-    item = unmarshall(image as Record<string, AttributeValue>);
-  } catch (error) {
-    throw new EventCatalogueError(`The record's image cannot be read: ${(error as Error).message}`);
-  }
-  const sk = String(item.sk ?? '');
-  if (sk.startsWith(MESSAGE_SK_PREFIX)) {
-    const message = messageItem.safeParse(item);
-    if (!message.success) throw new EventCatalogueError(`Message item ${sk} does not match its schema: ${message.error.message}`);
-    return messageEvents(message.data);
-  }
-  if (sk.startsWith(OUTBOX_SK_PREFIX)) return [parseEvent(item.event)];
+  const inserted = insertedItem(record);
+  if (inserted?.kind === 'message') return messageEvents(inserted.message);
+  if (inserted?.kind === 'outbox') return [parseEvent(inserted.event)];
   return [];
 }
 
@@ -106,7 +83,7 @@ function toBatches(pending: readonly Pending[]): Pending[][] {
   let bytes = 0;
   for (const entry of pending) {
     const size = Buffer.byteLength(entry.body);
-    if (current.length >= SNS_BATCH_ENTRIES || (current.length > 0 && bytes + size > SNS_BATCH_BYTES)) {
+    if (current.length >= TOPIC_BATCH_ENTRIES || (current.length > 0 && bytes + size > TOPIC_BATCH_BYTES)) {
       batches.push(current);
       current = [];
       bytes = 0;
@@ -121,22 +98,9 @@ function toBatches(pending: readonly Pending[]): Pending[][] {
 /** One PublishBatch; the record indexes of the entries that did not make it. */
 async function publishBatch(batch: readonly Pending[]): Promise<number[]> {
   try {
-    const result = await sns.send(
-      new PublishBatchCommand({
-        TopicArn: bound('events:publish'),
-        PublishBatchRequestEntries: batch.map((entry, index) => ({
-          Id: String(index),
-          Message: entry.body,
-          MessageAttributes: {
-            [EVENT_TYPE_ATTRIBUTE]: { DataType: 'String', StringValue: entry.event.type },
-            projectId: { DataType: 'String', StringValue: entry.event.projectId },
-          },
-        })),
-      }),
-    );
-    const failed = result.Failed ?? [];
-    if (failed.length > 0) logger.error('the topic refused events', { failed });
-    return failed.map((failure) => (batch[Number(failure.Id)] as Pending).recordIndex);
+    const refused = await publishToEventTopic(batch);
+    if (refused.length > 0) logger.error('the topic refused events', { refused: refused.map((position) => batch[position]?.event.id) });
+    return refused.map((position) => (batch[position] as Pending).recordIndex);
   } catch (error) {
     logger.error('publishing events failed', { error: error as Error, events: batch.length });
     return batch.map((entry) => entry.recordIndex);

@@ -1,8 +1,6 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
-import { projectPk } from '#shared/db/keys';
+import { type FlagOverrides, findFlagOverrides, putFlagOverrides } from '#shared/db/feature-flags';
 import type { FeatureFlag } from '#wiring';
 
 /** The spec's defaults; a project admin may override each one for the project. */
@@ -13,28 +11,22 @@ export const FEATURE_FLAG_DEFAULTS = {
   reconnect_backoff_fluxy: false,
 } as const satisfies Record<FeatureFlag, boolean>;
 
-export type FlagOverrides = Partial<Record<FeatureFlag, boolean>>;
-
 /** `reconnect_backoff_fluxy` on: the spec's 500 ms / 20 s curve; off: the 1 s / 8 s one. */
 const FLUXY_BACKOFF = { baseBackoffMs: 500, maxBackoffMs: 20_000 };
 const CLASSIC_BACKOFF = { baseBackoffMs: 1000, maxBackoffMs: 8000 };
 
-const flagsKey = (projectId: string) => ({ pk: projectPk(projectId), sk: 'FLAGS' });
 const overridesCache = new TtlCache<FlagOverrides>(config.CACHE_TTL_MS);
 
 export async function projectOverrides(projectId: string): Promise<FlagOverrides> {
   const cached = overridesCache.get(projectId);
   if (cached) return cached;
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: flagsKey(projectId) }));
-  const overrides = (Item?.overrides ?? {}) as FlagOverrides;
+  const overrides = await findFlagOverrides(projectId);
   overridesCache.set(projectId, overrides);
   return overrides;
 }
 
 export async function replaceOverrides(projectId: string, overrides: FlagOverrides, updatedBy: string): Promise<FlagOverrides> {
-  await db.send(
-    new PutCommand({ TableName: tableName, Item: { ...flagsKey(projectId), overrides, updatedBy, updatedAt: new Date().toISOString() } }),
-  );
+  await putFlagOverrides(projectId, overrides, updatedBy, new Date().toISOString());
   overridesCache.set(projectId, overrides);
   return overrides;
 }

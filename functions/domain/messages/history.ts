@@ -1,15 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
-import { db, tableName } from '#shared/db/client';
-import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk } from '#shared/db/keys';
-import { type Message, messageItem, toMessage } from '#shared/db/message';
+import { type Message, roomMessagesBetween, toMessage } from '#shared/db/message';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
-
-const FIRST_SK = `${MESSAGE_SK_PREFIX}${'0'.repeat(MESSAGE_ID_DIGITS)}`;
-const LAST_SK = `${MESSAGE_SK_PREFIX}${'9'.repeat(MESSAGE_ID_DIGITS)}`;
 
 export interface HistoryPage {
   /** Oldest first. */
@@ -19,8 +13,8 @@ export interface HistoryPage {
 }
 
 /**
- * One Query over the room's message partition, whose sort key is the id (and so the time):
- * newest page by default, `before` pages back, `after` polls forward.
+ * One Query of the room's messages: newest page by default, `before` pages back, `after` polls
+ * forward.
  */
 export async function listMessages(
   principal: Principal,
@@ -39,19 +33,14 @@ export async function readMessages(
 ): Promise<HistoryPage> {
   const limit = Math.min(options.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const forward = options.after !== undefined;
-  const from = options.after !== undefined ? messageSk(options.after + 1) : FIRST_SK;
-  const to = options.before !== undefined ? messageSk(Math.max(options.before - 1, 0)) : LAST_SK;
-  if (from > to) return { messages: [], hasMore: false };
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': roomMessagesPk(projectId, roomId), ':from': from, ':to': to },
-      ScanIndexForward: forward,
-      Limit: limit + 1,
-      ConsistentRead: options.consistent,
-    }),
-  );
-  const page = Items.slice(0, limit).map((raw) => toMessage(messageItem.parse(raw)));
-  return { messages: forward ? page : page.reverse(), hasMore: Items.length > limit };
+  // One more than the page, to tell whether there is more.
+  const items = await roomMessagesBetween(projectId, roomId, {
+    after: options.after,
+    before: options.before,
+    oldestFirst: forward,
+    limit: limit + 1,
+    consistent: options.consistent,
+  });
+  const page = items.slice(0, limit).map(toMessage);
+  return { messages: forward ? page : page.reverse(), hasMore: items.length > limit };
 }

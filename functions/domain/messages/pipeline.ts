@@ -1,24 +1,23 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { findBlockedTerm, recordAutoFlag } from '#domain/moderation/block-list';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
 import { accessRoom, joinPublicRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
 import {
-  clientMessageGuardKey,
+  type ClientMessageReservation,
+  findClientMessageReservation,
+  findMessage,
   type Message,
   type MessageItem,
-  messageItem,
   messageKey,
+  moveClientMessageReservation,
+  putNewMessage,
+  reserveClientMessageId,
   type ThreadPlacement,
-  threadIndexPk,
-  threadIndexSk,
   threadPlacement,
   toMessage,
 } from '#shared/db/message';
-import { isConditionFailure } from '#shared/db/transact';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
 import { refuseReservedId } from '#shared/ids';
 import { logger } from '#shared/logger';
@@ -97,26 +96,9 @@ function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefi
 
 /** A parent only needs to exist, so an eventually consistent read (half the cost) is enough. */
 async function requireMessage(projectId: string, roomId: string, messageId: number): Promise<MessageItem> {
-  const message = await messageAt(projectId, roomId, messageId, { consistent: false });
+  const message = await findMessage(projectId, roomId, messageId, { consistent: false });
   if (!message) throw new MessageNotFoundError();
   return message;
-}
-
-interface Reservation {
-  readonly id: number;
-  readonly createdAt: string;
-}
-
-async function messageAt(
-  projectId: string,
-  roomId: string,
-  messageId: number,
-  options = { consistent: true },
-): Promise<MessageItem | undefined> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId), ConsistentRead: options.consistent }),
-  );
-  return Item ? messageItem.parse(Item) : undefined;
 }
 
 /**
@@ -124,12 +106,9 @@ async function messageAt(
  * (or is still running) between reserving the id and writing the message.
  */
 async function findByClientMessageId(projectId: string, roomId: string, clientMessageId: string) {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: clientMessageGuardKey(projectId, roomId, clientMessageId), ConsistentRead: true }),
-  );
-  if (!Item) return undefined;
-  const reserved: Reservation = { id: Number(Item.messageId), createdAt: String(Item.createdAt) };
-  const message = await messageAt(projectId, roomId, reserved.id);
+  const reserved = await findClientMessageReservation(projectId, roomId, clientMessageId);
+  if (!reserved) return undefined;
+  const message = await findMessage(projectId, roomId, reserved.id, { consistent: true });
   return { reserved, message: message?.clientMessageId === clientMessageId ? toMessage(message) : undefined };
 }
 
@@ -190,14 +169,14 @@ type MessageBase = Omit<MessageItem, 'pk' | 'sk' | 'id'>;
 async function writeMessage(base: MessageBase, live: boolean): Promise<MessageItem> {
   let id = messageIdFor(`${base.projectId}|${base.roomId}`, Date.parse(base.createdAt), live);
   for (let attempt = 0; ; attempt++) {
-    try {
-      return await putMessage(base, id);
-    } catch (error) {
-      if (!isConditionFailure(error) || attempt >= MAX_ID_COLLISIONS) throw error;
-      id = nextSlot(id);
-    }
+    const item = await putMessage(base, id);
+    if (item) return item;
+    if (attempt >= MAX_ID_COLLISIONS) throw idsExhausted();
+    id = nextSlot(id);
   }
 }
+
+const idsExhausted = () => new Error(`No free message id after ${MAX_ID_COLLISIONS + 1} tries`);
 
 /**
  * Idempotent write: the id is first reserved under the `clientMessageId` (a conditional put), so a
@@ -209,39 +188,24 @@ async function writeWithClientMessageId(
   clientMessageId: string,
   live: boolean,
 ): Promise<{ item: MessageItem } | { duplicate: Message }> {
-  const guardKey = clientMessageGuardKey(base.projectId, base.roomId, clientMessageId);
-  let id = messageIdFor(`${base.projectId}|${base.roomId}`, Date.parse(base.createdAt), live);
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...guardKey, messageId: id, createdAt: base.createdAt },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+  const { projectId, roomId } = base;
+  let reservation: ClientMessageReservation = {
+    id: messageIdFor(`${projectId}|${roomId}`, Date.parse(base.createdAt), live),
+    createdAt: base.createdAt,
+  };
+  if (!(await reserveClientMessageId(projectId, roomId, clientMessageId, reservation))) {
     return resumeEarlierAttempt(base, clientMessageId);
   }
   for (let attempt = 0; ; attempt++) {
-    try {
-      return { item: await putMessage(base, id) };
-    } catch (error) {
-      if (!isConditionFailure(error) || attempt >= MAX_ID_COLLISIONS) throw error;
-      // A retry of this very request may have written the message under the reserved id first.
-      const occupant = await messageAt(base.projectId, base.roomId, id);
-      if (occupant?.clientMessageId === clientMessageId) return { duplicate: toMessage(occupant) };
-      const previous = id;
-      id = nextSlot(id);
-      await db.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: { ...guardKey, messageId: id, createdAt: base.createdAt },
-          ConditionExpression: 'messageId = :previous',
-          ExpressionAttributeValues: { ':previous': previous },
-        }),
-      );
-    }
+    const item = await putMessage(base, reservation.id);
+    if (item) return { item };
+    if (attempt >= MAX_ID_COLLISIONS) throw idsExhausted();
+    // A retry of this very request may have written the message under the reserved id first.
+    const occupant = await findMessage(projectId, roomId, reservation.id, { consistent: true });
+    if (occupant?.clientMessageId === clientMessageId) return { duplicate: toMessage(occupant) };
+    const previous = reservation.id;
+    reservation = { id: nextSlot(previous), createdAt: base.createdAt };
+    await moveClientMessageReservation(projectId, roomId, clientMessageId, previous, reservation);
   }
 }
 
@@ -254,30 +218,16 @@ async function resumeEarlierAttempt(base: MessageBase, clientMessageId: string):
   const earlier = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
   if (!earlier) throw new Error('clientMessageId reservation vanished');
   if (earlier.message) return { duplicate: earlier.message };
-  try {
-    return { item: await putMessage({ ...base, createdAt: earlier.reserved.createdAt }, earlier.reserved.id) };
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const finished = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
-    if (finished?.message) return { duplicate: finished.message };
-    throw error;
-  }
+  const item = await putMessage({ ...base, createdAt: earlier.reserved.createdAt }, earlier.reserved.id);
+  if (item) return { item };
+  const finished = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
+  if (finished?.message) return { duplicate: finished.message };
+  throw new Error(`The id reserved for clientMessageId ${clientMessageId} holds another message`);
 }
 
-/** Conditional on the id being free, so no message ever overwrites another. */
-async function putMessage(base: MessageBase, id: number): Promise<MessageItem> {
+/** Stores the message under `id`, or answers `undefined` when that id is taken. */
+async function putMessage(base: MessageBase, id: number): Promise<MessageItem | undefined> {
   if (createdAtMsOf(id) < 0) throw new BadRequestError('createdAt is out of range');
   const item: MessageItem = { ...messageKey(base.projectId, base.roomId, id), id, ...base };
-  // A reply is also filed in its thread's partition of gsi1 (breadth-first order, replies by parent).
-  const threadKeys =
-    base.thread_root === undefined
-      ? {}
-      : {
-          gsi1pk: threadIndexPk(base.projectId, base.roomId, base.thread_root),
-          gsi1sk: threadIndexSk({ root: base.thread_root, depth: base.thread_depth ?? 1, path: base.thread_path ?? '' }, id),
-        };
-  await db.send(
-    new PutCommand({ TableName: tableName, Item: { ...item, ...threadKeys }, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
-  return item;
+  return (await putNewMessage(item)) ? item : undefined;
 }

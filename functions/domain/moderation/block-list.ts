@@ -1,16 +1,13 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { putAll } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
 import {
-  automationEventsPk,
+  type AutoFlag,
   type BlockListItem,
-  blockListItem,
   blockListKey,
-  type ModerationRecordItem,
-  moderationRecordItem,
-  moderationRecordsPk,
+  findBlockList,
+  newestModerationRecords,
+  putAutoFlag,
+  putBlockList,
   toModerationRecord,
 } from '#shared/db/moderation';
 
@@ -20,8 +17,7 @@ export const MAX_TERM_LENGTH = 200;
 const cache = new TtlCache<readonly string[]>(config.CACHE_TTL_MS);
 
 export async function getBlockList(projectId: string): Promise<{ terms: string[]; updatedAt: string | null }> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: blockListKey(projectId) }));
-  const item = Item ? blockListItem.parse(Item) : undefined;
+  const item = await findBlockList(projectId);
   return { terms: item?.terms ?? [], updatedAt: item?.updatedAt ?? null };
 }
 
@@ -29,7 +25,7 @@ export async function getBlockList(projectId: string): Promise<{ terms: string[]
 export async function replaceBlockList(projectId: string, terms: readonly string[], updatedBy: string) {
   const normalized = [...new Set(terms.map((term) => term.trim().toLowerCase()).filter(Boolean))];
   const item: BlockListItem = { ...blockListKey(projectId), terms: normalized, updatedAt: new Date().toISOString(), updatedBy };
-  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+  await putBlockList(item);
   cache.delete(projectId);
   return { terms: normalized, updatedAt: item.updatedAt };
 }
@@ -46,37 +42,11 @@ export async function findBlockedTerm(projectId: string, content: string): Promi
   return terms.find((term) => haystack.includes(term));
 }
 
-/**
- * Writes the moderation record and the automation event of one flagged message in one request,
- * keyed by when the flag was raised so the newest flags list first (even on backdated imports).
- */
-export async function recordAutoFlag(flag: Omit<ModerationRecordItem, 'pk' | 'sk' | 'label' | 'createdAt'>): Promise<void> {
-  const createdAt = new Date().toISOString();
-  const sortKey = `${createdAt}#${flag.roomId}#${flag.messageId}`;
-  const record: ModerationRecordItem = { pk: moderationRecordsPk(flag.projectId), sk: sortKey, label: 'auto_flag', createdAt, ...flag };
-  const automationEvent = {
-    pk: automationEventsPk(flag.projectId),
-    sk: sortKey,
-    rule: 'block_list',
-    action: 'label_message',
-    label: 'auto_flag',
-    roomId: flag.roomId,
-    messageId: flag.messageId,
-    reason: flag.reason,
-    createdAt,
-  };
-  await putAll([record, automationEvent]);
+/** Records a flagged message for moderators and in the automation log, as of now. */
+export async function recordAutoFlag(flag: AutoFlag): Promise<void> {
+  await putAutoFlag(flag, new Date().toISOString());
 }
 
 export async function listAutoFlags(projectId: string, limit: number) {
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': moderationRecordsPk(projectId) },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  return Items.map((raw) => toModerationRecord(moderationRecordItem.parse(raw)));
+  return (await newestModerationRecords(projectId, limit)).map(toModerationRecord);
 }

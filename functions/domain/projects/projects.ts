@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { forgetProject, hashApiKey } from '#shared/auth';
-import { db, tableName } from '#shared/db/client';
-import { type ProjectItem, projectItem, projectKey, signingSecretBinding } from '#shared/db/project';
-import { isConditionFailure } from '#shared/db/transact';
+import {
+  findProject,
+  type ProjectItem,
+  projectKey,
+  putNewProject,
+  replaceProjectKeys,
+  resealProjectSigningSecret,
+  signingSecretBinding,
+} from '#shared/db/project';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { generatedKeyIsStale, openGeneratedKey, sealGeneratedKey } from '#shared/generated-keys';
 
@@ -37,19 +42,11 @@ export async function createProject(input: { name: string; projectId?: string; a
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-  } catch (error) {
-    if (isConditionFailure(error)) throw new ConflictError('project_exists', `Project ${projectId} already exists`);
-    throw error;
-  }
+  if (!(await putNewProject(item))) throw new ConflictError('project_exists', `Project ${projectId} already exists`);
   return { projectId, name: input.name, apiKey, signingSecret };
 }
 
-export async function projectExists(projectId: string): Promise<boolean> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: projectKey(projectId), ProjectionExpression: 'pk' }));
-  return Item !== undefined;
-}
+export { projectExists } from '#shared/db/project';
 
 /**
  * Replaces the API key and/or the signing secret. The old ones stop working at once in this
@@ -63,30 +60,13 @@ export async function rotateProjectKeys(
 ): Promise<{ projectId: string; apiKey?: string; signingSecret?: string }> {
   const apiKey = what.apiKey ? (what.newApiKey ?? newApiKey(projectId)) : undefined;
   const signingSecret = what.signingSecret ? newSigningSecret() : undefined;
-  const sets = ['updatedAt = :now'];
-  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
-  if (apiKey) {
-    sets.push('apiKeyHash = :hash');
-    values[':hash'] = hashApiKey(apiKey);
-  }
-  if (signingSecret) {
-    sets.push('signingSecretSealed = :sealed');
-    values[':sealed'] = await sealGeneratedKey(signingSecret, signingSecretBinding(projectId));
-  }
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: projectKey(projectId),
-        UpdateExpression: `SET ${sets.join(', ')}${signingSecret ? ' REMOVE signingSecret' : ''}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: values,
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new NotFoundError('project_not_found', 'Project not found');
-    throw error;
-  }
+  const updatedAt = new Date().toISOString();
+  const replaced = await replaceProjectKeys(projectId, {
+    updatedAt,
+    ...(apiKey ? { apiKeyHash: hashApiKey(apiKey) } : {}),
+    ...(signingSecret ? { signingSecretSealed: await sealGeneratedKey(signingSecret, signingSecretBinding(projectId)) } : {}),
+  });
+  if (!replaced) throw new NotFoundError('project_not_found', 'Project not found');
   if (!signingSecret) await resealSigningSecret(projectId);
   forgetProject(projectId);
   return { projectId, ...(apiKey ? { apiKey } : {}), ...(signingSecret ? { signingSecret } : {}) };
@@ -98,25 +78,12 @@ export async function rotateProjectKeys(
  * concurrent rotation is never undone.
  */
 async function resealSigningSecret(projectId: string): Promise<void> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: projectKey(projectId), ConsistentRead: true }));
-  if (!Item) return;
-  const project = projectItem.parse(Item);
+  const project = await findProject(projectId, { consistent: true });
+  if (!project) return;
   const sealed = project.signingSecretSealed;
   if (sealed && !(await generatedKeyIsStale(sealed))) return;
   const binding = signingSecretBinding(projectId);
   const plaintext = sealed ? await openGeneratedKey(sealed, binding) : project.signingSecret;
   if (plaintext === undefined) return;
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: projectKey(projectId),
-        UpdateExpression: 'SET signingSecretSealed = :sealed REMOVE signingSecret',
-        ConditionExpression: sealed ? 'signingSecretSealed.secretCiphertext = :was' : 'signingSecret = :was',
-        ExpressionAttributeValues: { ':sealed': await sealGeneratedKey(plaintext, binding), ':was': sealed?.secretCiphertext ?? plaintext },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await resealProjectSigningSecret(projectId, await sealGeneratedKey(plaintext, binding), project);
 }

@@ -1,7 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
-import { pushRecordKey } from '#shared/db/push';
-import { isConditionFailure } from '#shared/db/transact';
+import { acknowledgePushRecord } from '#shared/db/push-record';
 import { NotFoundError } from '#shared/errors';
 import { countMetric } from '#shared/metrics';
 
@@ -12,30 +9,16 @@ import { countMetric } from '#shared/metrics';
  */
 export async function acknowledgePush(projectId: string, userId: string, pushId: string) {
   const deliveredAt = new Date().toISOString();
-  try {
-    const { Attributes } = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: pushRecordKey(projectId, pushId),
-        UpdateExpression: 'SET #status = :delivered, deliveredAt = if_not_exists(deliveredAt, :now)',
-        ConditionExpression: 'attribute_exists(pk) AND userId = :me',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':delivered': 'delivered', ':now': deliveredAt, ':me': userId },
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    const first = Attributes?.status !== 'delivered';
-    if (first) countMetric('push_delivered');
-    return {
-      pushId,
-      status: 'delivered' as const,
-      deliveredAt: first ? deliveredAt : String(Attributes?.deliveredAt),
-      channel: String(Attributes?.channel),
-      roomId: String(Attributes?.roomId),
-      messageId: Number(Attributes?.messageId),
-    };
-  } catch (error) {
-    if (isConditionFailure(error)) throw new NotFoundError('push_not_found', 'Push not found');
-    throw error;
-  }
+  const before = await acknowledgePushRecord(projectId, userId, pushId, deliveredAt);
+  if (!before) throw new NotFoundError('push_not_found', 'Push not found');
+  const first = before.status !== 'delivered';
+  if (first) countMetric('push_delivered');
+  return {
+    pushId,
+    status: 'delivered' as const,
+    deliveredAt: first ? deliveredAt : String(before.deliveredAt),
+    channel: before.channel,
+    roomId: before.roomId,
+    messageId: before.messageId,
+  };
 }

@@ -1,19 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { openSecret, resealed, sealSecret } from '#domain/webhooks/secrets';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
-import {
-  PUSH_CONFIG_SK_PREFIX,
-  type PushConfigItem,
-  pushConfigItem,
-  pushConfigKey,
-  pushConfigPk,
-  type VapidItem,
-  vapidItem,
-  vapidKey,
-} from '#shared/db/push';
-import { isConditionFailure } from '#shared/db/transact';
+import type { PushConfigItem } from '#shared/db/push-config';
+import * as pushConfigs from '#shared/db/push-config';
+import { createVapidKeys, findVapidKeys, resealVapidPrivateKey, type VapidItem } from '#shared/db/push-vapid';
 import { BadRequestError } from '#shared/errors';
 import { generatedKeyIsStale, openGeneratedKey, sealGeneratedKey } from '#shared/generated-keys';
 import { logger } from '#shared/logger';
@@ -75,14 +65,7 @@ const vapidBinding = (projectId: string): SealBinding => ({ purpose: 'vapid-priv
 async function configItems(projectId: string): Promise<PushConfigItem[]> {
   const cached = configCache.get(projectId);
   if (cached) return cached;
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :env)',
-      ExpressionAttributeValues: { ':pk': pushConfigPk(projectId), ':env': PUSH_CONFIG_SK_PREFIX },
-    }),
-  );
-  const items = Items.map((raw) => pushConfigItem.parse(raw));
+  const items = await pushConfigs.listPushConfigItems(projectId);
   configCache.set(projectId, items);
   return items;
 }
@@ -92,9 +75,7 @@ export async function listPushConfigs(projectId: string) {
 }
 
 export async function putPushConfig(projectId: string, input: PushConfigInput) {
-  const key = pushConfigKey(projectId, input.environment);
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  const current = Item ? pushConfigItem.parse(Item) : undefined;
+  const current = await pushConfigs.findPushConfig(projectId, input.environment);
   if (typeof input.fcmServiceAccountJson === 'string') {
     try {
       parseServiceAccount(input.fcmServiceAccountJson);
@@ -134,8 +115,7 @@ export async function putPushConfig(projectId: string, input: PushConfigInput) {
     webPushEnabled: input.webPushEnabled ?? current?.webPushEnabled ?? true,
     updatedAt: new Date().toISOString(),
   };
-  // Undefined fields are dropped rather than stored as NULL (`removeUndefinedValues` of the client).
-  await db.send(new PutCommand({ TableName: tableName, Item: { ...key, ...item } }));
+  await pushConfigs.putPushConfig(projectId, item);
   configCache.delete(projectId);
   return { config: toPushConfig(item), created: current === undefined };
 }
@@ -213,12 +193,7 @@ const vapidCache = new TtlCache<ProjectVapidKeys>(60 * 60 * 1000);
 export async function projectVapidKeys(projectId: string): Promise<ProjectVapidKeys> {
   const cached = vapidCache.get(projectId);
   if (cached) return cached;
-  const key = vapidKey(projectId);
-  const read = async () => {
-    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    return Item ? vapidItem.parse(Item) : undefined;
-  };
-  let stored = await read();
+  let stored = await findVapidKeys(projectId);
   if (!stored) {
     const generated = generateVapidKeys();
     const item = {
@@ -226,13 +201,10 @@ export async function projectVapidKeys(projectId: string): Promise<ProjectVapidK
       privateKey: await sealGeneratedKey(generated.privateKey, vapidBinding(projectId)),
       createdAt: new Date().toISOString(),
     };
-    try {
-      await db.send(new PutCommand({ TableName: tableName, Item: { ...key, ...item }, ConditionExpression: 'attribute_not_exists(pk)' }));
-      stored = item;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      stored = await read();
-      if (!stored) throw error;
+    if (await createVapidKeys(projectId, item)) stored = item;
+    else {
+      stored = await findVapidKeys(projectId);
+      if (!stored) throw new Error(`the VAPID key pair of ${projectId} was created concurrently and then could not be read`);
     }
   }
   const keys = { publicKey: stored.publicKey, privateKey: await openVapidPrivateKey(projectId, stored.privateKey) };
@@ -250,15 +222,7 @@ async function openVapidPrivateKey(projectId: string, stored: VapidItem['private
   const current = 'secretKeyId' in stored && stored.secretKeyId !== undefined ? stored : undefined;
   const privateKey = current ? await openGeneratedKey(current, binding) : await openSecret(stored, binding);
   if (!current || (await generatedKeyIsStale(current))) {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: vapidKey(projectId),
-        UpdateExpression: 'SET privateKey = :sealed',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':sealed': await sealGeneratedKey(privateKey, binding) },
-      }),
-    );
+    await resealVapidPrivateKey(projectId, await sealGeneratedKey(privateKey, binding));
   }
   return privateKey;
 }

@@ -4,9 +4,9 @@ import { sendingConfig } from '#domain/push/config';
 import { type PushBatch, sendPushBatch } from '#domain/push/send';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { ROOM_USER_COUNTER_SK_PREFIX, roomConnectionsPk } from '#shared/db/connection';
-import { type PushTarget, type RosterItem, rosterItem, rosterPk } from '#shared/db/push';
-import { queryAll } from '#shared/db/query';
+import { connectedUserIds } from '#shared/db/connection';
+import type { PushTarget } from '#shared/db/push';
+import { roomRoster } from '#shared/db/push-roster';
 import { findRoom, type RoomItem } from '#shared/db/room';
 import type { DomainEvent } from '#shared/events';
 import { sendPushBatches } from '#shared/queue';
@@ -20,33 +20,6 @@ import { sendPushBatches } from '#shared/queue';
  * `PUSH_INLINE_RECIPIENTS` deliveries are sent here; more go to the push queue in batches of
  * `PUSH_BATCH_SIZE`, so no single invocation loops over thousands of members.
  */
-
-/** One Query per 1 MB page of roster entries: a page holds about a thousand members' targets. */
-export async function pushRoster(projectId: string, roomId: string): Promise<RosterItem[]> {
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': rosterPk(projectId, roomId) },
-    ProjectionExpression: 'userId, targets',
-  });
-  return items.map((item) => rosterItem.parse(item));
-}
-
-/** Users with an open connection to the room: the room's per-user presence counters above zero. */
-async function connectedUsers(projectId: string, roomId: string): Promise<Set<string>> {
-  const counters = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :users)',
-    FilterExpression: '#n > :zero AND #ttl > :now',
-    ExpressionAttributeNames: { '#n': 'connections', '#ttl': 'ttl' },
-    ExpressionAttributeValues: {
-      ':pk': roomConnectionsPk(projectId, roomId),
-      ':users': ROOM_USER_COUNTER_SK_PREFIX,
-      ':zero': 0,
-      ':now': Math.floor(Date.now() / 1000),
-    },
-    ProjectionExpression: 'sk',
-  });
-  return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
-}
 
 /** Room type and e2e flag change rarely; a message burst reads them once per instance. */
 const roomCache = new TtlCache<RoomItem>(config.CACHE_TTL_MS);
@@ -75,7 +48,7 @@ export async function dispatchMessagePush(event: DomainEvent<'message.created'>)
   const { projectId, payload: message } = event;
   // An imported or backdated message is history arriving, not news: nobody is woken for it.
   if (Date.parse(event.createdAt) - Date.parse(message.createdAt) > BACKDATED_AFTER_MS) return { deliveries: 0, queuedBatches: 0 };
-  const roster = (await pushRoster(projectId, message.roomId)).filter((entry) => entry.userId !== message.userId);
+  const roster = (await roomRoster(projectId, message.roomId)).filter((entry) => entry.userId !== message.userId);
   if (roster.length === 0) return { deliveries: 0, queuedBatches: 0 };
   const [room, settings] = await Promise.all([roomOf(projectId, message.roomId), sendingConfig(projectId)]);
   if (!room) return { deliveries: 0, queuedBatches: 0 };
@@ -84,7 +57,7 @@ export async function dispatchMessagePush(event: DomainEvent<'message.created'>)
   const alwaysMobile = new Set(
     room.type === 'dm' ? roster.map((entry) => entry.userId) : mentionedUserIds(message.content, message.userId),
   );
-  const connected = hasDevices ? await connectedUsers(projectId, message.roomId) : new Set<string>();
+  const connected = hasDevices ? await connectedUserIds(projectId, message.roomId) : new Set<string>();
   const deliveries: { userId: string; target: PushTarget }[] = [];
   for (const entry of roster) {
     const mobile = alwaysMobile.has(entry.userId) || !connected.has(entry.userId);

@@ -1,99 +1,54 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
-import { membershipKey, userRoomsIndexKey } from '#shared/db/membership';
+import * as memberships from '#shared/db/membership';
+import { type PushTarget, targetOf, WEB_PUSH_FAILURE_GATE } from '#shared/db/push';
 import {
-  DEVICE_SK_PREFIX,
-  type DeviceItem,
-  deviceItem,
-  type PushTarget,
-  rosterKey,
-  targetOf,
-  userPushPk,
-  WEB_PUSH_FAILURE_GATE,
-  WEB_SK_PREFIX,
-  type WebSubscriptionItem,
-  webSubscriptionItem,
-} from '#shared/db/push';
-import { queryAll } from '#shared/db/query';
-import { isConditionFailure } from '#shared/db/transact';
+  rosterEntryDeleteOlderPart,
+  rosterEntryDeletePart,
+  rosterEntryPutPart,
+  type UserTargets,
+  userTargets,
+} from '#shared/db/push-roster';
+import { isConditionFailure, type TransactPart, transactWrite } from '#shared/db/transact';
+import type { DomainEvent } from '#shared/events';
+import { countMetric } from '#shared/metrics';
+
+export { type UserTargets, userTargets };
 
 /**
  * The copies of a user's sendable targets in the push rosters of the user's rooms
  * (docs/data-model.md, "Push"). A target changes rarely and a message is sent often, so the cost
  * sits on the change: every change re-writes the user's roster entries, and a message finds all
- * its recipients in one Query (`functions/domain/push/dispatch.ts`).
+ * its recipients in one Query (`functions/domain/push/dispatch.ts`). Membership changes reach the
+ * rosters as events (`room.member_joined`, `room.member_left`), so the rooms area never calls push.
  *
  * Every roster write is conditional twice over: on the membership (a copy is never written for a
  * member who has left, however late a sync runs) and on the version of the user's targets it was
  * made from (a sync that read older targets never overwrites a newer copy).
  */
 
-export interface UserTargets {
-  readonly items: readonly (DeviceItem | WebSubscriptionItem)[];
-  readonly version: number;
-}
-
-/** One consistent Query of the user's partition: targets and their version together. */
-export async function userTargets(projectId: string, userId: string): Promise<UserTargets> {
-  const raw = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': userPushPk(projectId, userId) },
-    ConsistentRead: true,
-  });
-  let version = 0;
-  const items = raw.flatMap((item): (DeviceItem | WebSubscriptionItem)[] => {
-    const sk = String(item.sk);
-    if (sk.startsWith(DEVICE_SK_PREFIX)) return [deviceItem.parse(item)];
-    if (sk.startsWith(WEB_SK_PREFIX)) return [webSubscriptionItem.parse(item)];
-    if (sk === 'VERSION') version = Number(item.v ?? 0);
-    return [];
-  });
-  return { items, version };
-}
-
 /** Every device, and the subscriptions the failure gate has not closed. */
 const sendable = (targets: UserTargets): PushTarget[] =>
   targets.items.filter((item) => !('failure_count' in item) || item.failure_count < WEB_PUSH_FAILURE_GATE).map(targetOf);
 
-async function roomsOf(projectId: string, userId: string): Promise<string[]> {
-  const memberships = await queryAll({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': userRoomsIndexKey(projectId, userId) },
-    ProjectionExpression: 'roomId',
-  });
-  return memberships.map((item) => String(item.roomId));
-}
-
 /** Rooms written at once: a user in many rooms must not open hundreds of requests together. */
 const ROOM_WRITE_CONCURRENCY = 8;
 
-/** Writes (or removes) the user's copy in one room; a refused condition means a newer copy or no membership. */
-async function writeCopy(projectId: string, roomId: string, userId: string, targets: UserTargets): Promise<void> {
-  const copy = sendable(targets);
-  const key = rosterKey(projectId, roomId, userId);
-  const newer = { ConditionExpression: 'attribute_not_exists(v) OR v <= :v', ExpressionAttributeValues: { ':v': targets.version } };
+/** Writes all or nothing, where a refused condition means "nothing to do" (a newer copy, or the membership changed). */
+async function writeUnlessRefused(parts: readonly TransactPart[]): Promise<void> {
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems:
-          copy.length > 0
-            ? [
-                {
-                  ConditionCheck: {
-                    TableName: tableName,
-                    Key: membershipKey(projectId, roomId, userId),
-                    ConditionExpression: 'attribute_exists(pk)',
-                  },
-                },
-                { Put: { TableName: tableName, Item: { ...key, userId, targets: copy, v: targets.version }, ...newer } },
-              ]
-            : [{ Delete: { TableName: tableName, Key: key, ...newer } }],
-      }),
-    );
+    await transactWrite(parts);
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
+}
+
+/** Writes (or removes) the user's copy in one room, while they are a member. */
+async function writeCopy(projectId: string, roomId: string, userId: string, targets: UserTargets): Promise<void> {
+  const copy = sendable(targets);
+  await writeUnlessRefused(
+    copy.length > 0
+      ? [memberships.isMemberCheck(projectId, roomId, userId), rosterEntryPutPart(projectId, roomId, userId, copy, targets.version)]
+      : [rosterEntryDeleteOlderPart(projectId, roomId, userId, targets.version)],
+  );
 }
 
 async function writeCopies(projectId: string, roomIds: readonly string[], userId: string, targets: UserTargets): Promise<void> {
@@ -106,21 +61,30 @@ async function writeCopies(projectId: string, roomIds: readonly string[], userId
 
 /** Re-writes the user's copy in every room they belong to from their current targets. Idempotent. */
 export async function syncRosters(projectId: string, userId: string): Promise<void> {
-  const [targets, rooms] = await Promise.all([userTargets(projectId, userId), roomsOf(projectId, userId)]);
+  const [targets, rooms] = await Promise.all([userTargets(projectId, userId), memberships.allUserRoomIds(projectId, userId)]);
   await writeCopies(projectId, rooms, userId, targets);
 }
 
-/** New members' copies: one consistent Query of each one's targets, one write for those who have any. */
-export async function joinRosters(projectId: string, roomId: string, userIds: readonly string[]): Promise<void> {
-  await Promise.all(
-    userIds.map(async (userId) => {
-      const targets = await userTargets(projectId, userId);
-      if (sendable(targets).length > 0) await writeCopy(projectId, roomId, userId, targets);
-    }),
-  );
+/**
+ * Brings the user's entry in one room's roster in line with the membership as it is now, not as
+ * the event says: so events handled twice, late or out of order (a leave before the join it
+ * follows) leave the roster right. A member with sendable targets gets a copy; a user who is no
+ * longer a member loses theirs, unless they joined again meanwhile (their join's event writes it).
+ */
+export async function syncRosterEntry(projectId: string, roomId: string, userId: string): Promise<void> {
+  const [targets, membership] = await Promise.all([
+    userTargets(projectId, userId),
+    memberships.findMembership(projectId, roomId, userId, { consistent: true }),
+  ]);
+  if (!membership) {
+    await writeUnlessRefused([memberships.isNotMemberCheck(projectId, roomId, userId), rosterEntryDeletePart(projectId, roomId, userId)]);
+  } else if (sendable(targets).length > 0) {
+    await writeCopy(projectId, roomId, userId, targets);
+  }
 }
 
-/** The roster copy's delete, for the transaction that ends the membership. */
-export const leaveRosterDelete = (projectId: string, roomId: string, userId: string) => ({
-  Delete: { TableName: tableName, Key: rosterKey(projectId, roomId, userId) },
-});
+/** The push side of a membership change (the `PushRosterKeeper` subscriber). */
+export async function rosterFollowsMembership(event: DomainEvent<'room.member_joined' | 'room.member_left'>): Promise<void> {
+  await syncRosterEntry(event.projectId, event.payload.roomId, event.payload.userId);
+  countMetric('push_roster_synced');
+}

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type ProjectVapidKeys, projectVapidKeys, type SendingConfig, sendingConfig } from '#domain/push/config';
-import { recordDeviceSent, recordWebPushOutcome, removeDeadTarget } from '#domain/push/targets';
+import { recordWebPushOutcome, removeDeadTarget } from '#domain/push/targets';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
-import { putAll } from '#shared/db/batch';
-import { PUSH_RECORD_TTL_SECONDS, type PushTarget, providerOf, pushRecordKey } from '#shared/db/push';
+import { markDeviceSent, type PushTarget, providerOf } from '#shared/db/push';
+import { type PushRecordItem, pushRecordItemFor, putPushRecords } from '#shared/db/push-record';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { OutboundError } from '#shared/outbound';
@@ -43,9 +43,8 @@ interface Context {
 export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig): Promise<Record<Outcome, number>> {
   const context: Context = { batch, settings: settings ?? (await sendingConfig(batch.projectId)) };
   const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
-  const records: Record<string, unknown>[] = [];
+  const records: PushRecordItem[] = [];
   const sentAt = new Date().toISOString();
-  const ttl = Math.floor(Date.now() / 1000) + PUSH_RECORD_TTL_SECONDS;
   let next = 0;
   const worker = async () => {
     while (next < batch.deliveries.length) {
@@ -54,24 +53,24 @@ export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig):
       const outcome = await deliver(context, delivery, pushId);
       counts[outcome]++;
       if (outcome === 'sent' || outcome === 'failed') {
-        records.push({
-          ...pushRecordKey(batch.projectId, pushId),
-          pushId,
-          userId: delivery.userId,
-          channel: delivery.target.kind === 'web' ? 'web' : providerOf(delivery.target.platform),
-          targetId: delivery.target.id,
-          roomId: batch.message.roomId,
-          messageId: batch.message.messageId,
-          status: outcome,
-          sentAt,
-          ttl,
-        });
+        records.push(
+          pushRecordItemFor(batch.projectId, {
+            pushId,
+            userId: delivery.userId,
+            channel: delivery.target.kind === 'web' ? 'web' : providerOf(delivery.target.platform),
+            targetId: delivery.target.id,
+            roomId: batch.message.roomId,
+            messageId: batch.message.messageId,
+            status: outcome,
+            sentAt,
+          }),
+        );
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, batch.deliveries.length) }, worker));
   // The pushes are out: losing their records costs acknowledgements, never a second push.
-  await putAll(records).catch((error: unknown) =>
+  await putPushRecords(records).catch((error: unknown) =>
     logger.error('push.records_lost', { projectId: batch.projectId, count: records.length, error: error as Error }),
   );
   if (counts.sent > 0) countMetric('push_sent', counts.sent);
@@ -131,7 +130,7 @@ async function deliver(context: Context, delivery: PushBatch['deliveries'][numbe
       return 'removed';
     }
     if (result.outcome === 'sent') {
-      await bookkeeping(batch.projectId, () => recordDeviceSent(batch.projectId, userId, target.id));
+      await bookkeeping(batch.projectId, () => markDeviceSent(batch.projectId, userId, target.id));
       return 'sent';
     }
     logger.warn('push.mobile_failed', { projectId: batch.projectId, deviceId: target.id, status: result.status, reason: result.reason });

@@ -1,23 +1,19 @@
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { syncRosters, userTargets } from '#domain/push/rosters';
-import { db, tableName } from '#shared/db/client';
+import * as targets from '#shared/db/push';
 import {
-  bumpTargetsVersion,
   type DeviceItem,
   type DevicePlatform,
   deviceKey,
   MAX_TARGETS_PER_KIND,
   type PushTarget,
   SUBSCRIPTION_ID_PATTERN,
+  type TargetItem,
   targetIdFor,
   targetOf,
-  targetOwnerKey,
   WEB_PUSH_FAILURE_GATE,
   type WebSubscriptionItem,
-  webSubscriptionItem,
   webSubscriptionKey,
 } from '#shared/db/push';
-import { isConditionFailure } from '#shared/db/transact';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { parseClientUrl } from '#shared/urls';
 
@@ -66,48 +62,18 @@ export async function listWebSubscriptions(projectId: string, userId: string) {
  * {@link MAX_TARGETS_PER_KIND} of the kind, the user's oldest is released. Returns whether the
  * user did not hold it before.
  */
-async function claimTarget(
-  projectId: string,
-  userId: string,
-  target: { readonly id: string; readonly kind: 'device' | 'web'; readonly item: Record<string, unknown> },
-): Promise<{ created: boolean }> {
-  const keyOf = (holder: string) =>
-    target.kind === 'device' ? deviceKey(projectId, holder, target.id) : webSubscriptionKey(projectId, holder, target.id);
-  const ownerKey = targetOwnerKey(projectId, target.id);
+async function claimTarget(projectId: string, userId: string, item: TargetItem): Promise<{ created: boolean }> {
+  const target = targetOf(item);
   for (let attempt = 1; ; attempt++) {
-    const { Item: owner } = await db.send(new GetCommand({ TableName: tableName, Key: ownerKey, ConsistentRead: true }));
-    const previous = owner?.userId === undefined ? undefined : String(owner.userId);
-    const handedOver = previous !== undefined && previous !== userId;
-    try {
-      await db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Put: { TableName: tableName, Item: target.item } },
-            {
-              Put: {
-                TableName: tableName,
-                Item: { ...ownerKey, userId },
-                // Written over the holder just read, so of concurrent registrations each sees a consistent handover.
-                ...(previous === undefined
-                  ? { ConditionExpression: 'attribute_not_exists(pk)' }
-                  : { ConditionExpression: 'userId = :previous', ExpressionAttributeValues: { ':previous': previous } }),
-              },
-            },
-            bumpTargetsVersion(projectId, userId, tableName),
-            ...(handedOver
-              ? [{ Delete: { TableName: tableName, Key: keyOf(previous) } }, bumpTargetsVersion(projectId, previous, tableName)]
-              : []),
-          ],
-        }),
-      );
-    } catch (error) {
+    const previous = await targets.targetHolder(projectId, target.id);
+    // Written over the holder just read, so of concurrent registrations each sees a consistent handover.
+    if (!(await targets.claimTarget(projectId, userId, item, previous))) {
       // Another registration of the same target won the race: read the new holder and go again.
-      if (!isConditionFailure(error)) throw error;
       if (attempt === 3) throw new ConflictError('target_busy', 'The token or endpoint kept changing hands during the request; try again');
       continue;
     }
     if (previous !== userId) await releaseOldest(projectId, userId, target.kind);
-    if (handedOver) await syncRosters(projectId, previous);
+    if (previous !== undefined && previous !== userId) await syncRosters(projectId, previous);
     await syncRosters(projectId, userId);
     return { created: previous !== userId };
   }
@@ -119,64 +85,16 @@ async function releaseOldest(projectId: string, userId: string, kind: 'device' |
     .filter((item) => ('deviceId' in item ? 'device' : 'web') === kind)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   for (const oldest of held.slice(0, Math.max(held.length - MAX_TARGETS_PER_KIND, 0))) {
-    await deleteTarget(projectId, userId, targetOf(oldest));
-  }
-}
-
-/**
- * A target registered again as it stands (apps and browsers do it on every start): only its row
- * is touched, conditionally on the fields the roster copies hold being unchanged, so there is no
- * version bump and no write in each of the user's rooms. False when the row changed or went
- * meanwhile (a handover, a release): the caller claims the target as new.
- */
-async function touchUnchanged(
-  key: Record<string, string>,
-  unchanged: Readonly<Record<string, string>>,
-  set: Readonly<Record<string, string | undefined>>,
-): Promise<boolean> {
-  const names: Record<string, string> = {};
-  const values: Record<string, string> = {};
-  const conditions = ['attribute_exists(pk)'];
-  for (const [field, value] of Object.entries(unchanged)) {
-    names[`#${field}`] = field;
-    values[`:${field}`] = value;
-    conditions.push(`#${field} = :${field}`);
-  }
-  const sets: string[] = [];
-  const removes: string[] = [];
-  for (const [field, value] of Object.entries(set)) {
-    names[`#${field}`] = field;
-    if (value === undefined) {
-      removes.push(`#${field}`);
-      continue;
-    }
-    values[`:${field}`] = value;
-    sets.push(`#${field} = :${field}`);
-  }
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-          .join(' ')
-          .trim(),
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
+    const target = targetOf(oldest);
+    // No roster sync here: the caller syncs once after the claim.
+    await targets.deleteTarget(projectId, userId, target.kind, target.id);
   }
 }
 
 export async function registerDevice(projectId: string, userId: string, input: { platform: DevicePlatform; token: string }) {
   const deviceId = targetIdFor('device', projectId, input.token);
   const key = deviceKey(projectId, userId, deviceId);
-  const { Item: existing } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  const existing = await targets.findDevice(projectId, userId, deviceId);
   const now = new Date().toISOString();
   const item: DeviceItem = {
     ...key,
@@ -185,21 +103,23 @@ export async function registerDevice(projectId: string, userId: string, input: {
     deviceId,
     platform: input.platform,
     token: input.token,
-    createdAt: existing ? String(existing.createdAt) : now,
+    createdAt: existing?.createdAt ?? now,
     updatedAt: now,
   };
+  // Registered again as it stands (apps do it on every start): only the row is touched, with no
+  // version bump and no write in each of the user's rooms; a row that changed meanwhile is claimed anew.
   if (
     existing?.platform === input.platform &&
-    (await touchUnchanged(key, { platform: input.platform, token: input.token }, { updatedAt: now }))
+    (await targets.touchDevice(projectId, userId, deviceId, { platform: input.platform, token: input.token }, now))
   ) {
     return { device: toDevice(item), created: false };
   }
-  const { created } = await claimTarget(projectId, userId, { id: deviceId, kind: 'device', item });
+  const { created } = await claimTarget(projectId, userId, item);
   return { device: toDevice(item), created };
 }
 
 export async function deleteDevice(projectId: string, userId: string, deviceId: string): Promise<void> {
-  await releaseTarget(projectId, userId, deviceId, deviceKey(projectId, userId, deviceId), 'device_not_found', 'Device not found');
+  await releaseTarget(projectId, userId, 'device', deviceId, 'device_not_found', 'Device not found');
 }
 
 /**
@@ -214,8 +134,7 @@ export async function subscribeWebPush(
 ) {
   const subscriptionId = targetIdFor('web', projectId, input.endpoint);
   const key = webSubscriptionKey(projectId, userId, subscriptionId);
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  const existing = Item ? webSubscriptionItem.parse(Item) : undefined;
+  const existing = await targets.findWebSubscription(projectId, userId, subscriptionId);
   const item: WebSubscriptionItem = {
     ...key,
     projectId,
@@ -230,13 +149,20 @@ export async function subscribeWebPush(
     ...(existing?.lastSentAt === undefined ? {} : { lastSentAt: existing.lastSentAt }),
   };
   const sameKeys = existing?.p256dh === item.p256dh && existing.auth === item.auth;
+  // Posted again as it stands (browsers do it on every page load): only the row is touched.
   if (
     sameKeys &&
-    (await touchUnchanged(key, { endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth }, { userAgent: item.userAgent }))
+    (await targets.touchWebSubscription(
+      projectId,
+      userId,
+      subscriptionId,
+      { endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth },
+      item.userAgent,
+    ))
   ) {
     return { subscription: toWebSubscription(item), created: false };
   }
-  const { created } = await claimTarget(projectId, userId, { id: subscriptionId, kind: 'web', item });
+  const { created } = await claimTarget(projectId, userId, item);
   return { subscription: toWebSubscription(item), created };
 }
 
@@ -246,71 +172,21 @@ export async function unsubscribeWebPush(projectId: string, userId: string, idOr
   const subscriptionId = SUBSCRIPTION_ID_PATTERN.test(idOrEndpoint)
     ? idOrEndpoint
     : targetIdFor('web', projectId, parseClientUrl(idOrEndpoint)?.href ?? idOrEndpoint);
-  await releaseTarget(
-    projectId,
-    userId,
-    subscriptionId,
-    webSubscriptionKey(projectId, userId, subscriptionId),
-    'subscription_not_found',
-    'Web push subscription not found',
-  );
+  await releaseTarget(projectId, userId, 'web', subscriptionId, 'subscription_not_found', 'Web push subscription not found');
 }
 
 /** The caller's own row only: another user's or project's id is simply not found. */
 async function releaseTarget(
   projectId: string,
   userId: string,
+  kind: targets.TargetKind,
   targetId: string,
-  key: Record<string, string>,
   code: string,
   message: string,
 ): Promise<void> {
-  try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
-          {
-            Delete: {
-              TableName: tableName,
-              Key: targetOwnerKey(projectId, targetId),
-              ConditionExpression: 'attribute_not_exists(pk) OR userId = :me',
-              ExpressionAttributeValues: { ':me': userId },
-            },
-          },
-          bumpTargetsVersion(projectId, userId, tableName),
-        ],
-      }),
-    );
-  } catch (error) {
-    // Only a failed condition means "not yours"; a conflict stays a retryable 5xx.
-    if (isConditionFailure(error)) throw new NotFoundError(code, message);
-    throw error;
-  }
+  // Only a failed condition means "not yours"; a conflict is retried, then stays a retryable 5xx.
+  if (!(await targets.releaseTarget(projectId, userId, kind, targetId))) throw new NotFoundError(code, message);
   await syncRosters(projectId, userId);
-}
-
-/** Deletes a target row with its holder record and moves the version on; no roster sync (the caller does one). */
-async function deleteTarget(projectId: string, userId: string, target: PushTarget): Promise<void> {
-  const key = target.kind === 'web' ? webSubscriptionKey(projectId, userId, target.id) : deviceKey(projectId, userId, target.id);
-  await db.send(
-    new TransactWriteCommand({
-      TransactItems: [{ Delete: { TableName: tableName, Key: key } }, bumpTargetsVersion(projectId, userId, tableName)],
-    }),
-  );
-  await db
-    .send(
-      new DeleteCommand({
-        TableName: tableName,
-        Key: targetOwnerKey(projectId, target.id),
-        ConditionExpression: 'userId = :me',
-        ExpressionAttributeValues: { ':me': userId },
-      }),
-    )
-    .catch((error: unknown) => {
-      // Claimed by someone else meanwhile: their holder record stays.
-      if (!isConditionFailure(error)) throw error;
-    });
 }
 
 /**
@@ -318,7 +194,7 @@ async function deleteTarget(projectId: string, userId: string, target: PushTarge
  * `BadDeviceToken`): its row, its holder record and its roster copies go.
  */
 export async function removeDeadTarget(projectId: string, userId: string, target: PushTarget): Promise<void> {
-  await deleteTarget(projectId, userId, target);
+  await targets.deleteTarget(projectId, userId, target.kind, target.id);
   await syncRosters(projectId, userId);
 }
 
@@ -328,45 +204,11 @@ export async function removeDeadTarget(projectId: string, userId: string, target
  * user unsubscribes and subscribes again). `lastSentAt` records the last accepted push.
  */
 export async function recordWebPushOutcome(projectId: string, userId: string, subscriptionId: string, accepted: boolean): Promise<void> {
-  const key = webSubscriptionKey(projectId, userId, subscriptionId);
-  try {
-    const { Attributes } = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: key,
-        ConditionExpression: 'attribute_exists(pk)',
-        ...(accepted
-          ? {
-              UpdateExpression: 'SET failure_count = :zero, lastSentAt = :now',
-              ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString() },
-            }
-          : { UpdateExpression: 'ADD failure_count :one', ExpressionAttributeValues: { ':one': 1 } }),
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    // At the gate and past it (a push already in flight, or a sync that failed the first time).
-    if (!accepted && Number(Attributes?.failure_count) >= WEB_PUSH_FAILURE_GATE) {
-      await db.send(new UpdateCommand(bumpTargetsVersion(projectId, userId, tableName).Update));
-      await syncRosters(projectId, userId);
-    }
-  } catch (error) {
-    // Unsubscribed while the push was in flight: nothing left to count.
-    if (!isConditionFailure(error)) throw error;
+  const failures = await targets.countWebPushOutcome(projectId, userId, subscriptionId, accepted);
+  // At the gate and past it (a push already in flight, or a sync that failed the first time).
+  // `undefined`: unsubscribed while the push was in flight, nothing left to count.
+  if (!accepted && failures !== undefined && failures >= WEB_PUSH_FAILURE_GATE) {
+    await targets.bumpTargetsVersion(projectId, userId);
+    await syncRosters(projectId, userId);
   }
-}
-
-export async function recordDeviceSent(projectId: string, userId: string, deviceId: string): Promise<void> {
-  await db
-    .send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: deviceKey(projectId, userId, deviceId),
-        ConditionExpression: 'attribute_exists(pk)',
-        UpdateExpression: 'SET lastSentAt = :now',
-        ExpressionAttributeValues: { ':now': new Date().toISOString() },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error;
-    });
 }

@@ -1,14 +1,11 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
-import { projectPk } from '#shared/db/keys';
+import { countInWindow } from '#shared/db/rate-limit-window';
 import { RateLimitedError } from '#shared/errors';
 
 const MINUTE_MS = 60_000;
 
 /**
- * Fixed windows (one minute unless `windowMs` says otherwise) counted with one atomic `ADD` per
- * key: a single write, no read. Window items expire by TTL. Several keys (user, room, tenant, ip)
- * are counted in parallel.
+ * Fixed windows (one minute unless `windowMs` says otherwise), one write per key and no read.
+ * Several keys (user, room, tenant, ip) are counted in parallel.
  */
 export async function consumeRateLimit(
   projectId: string,
@@ -20,21 +17,8 @@ export async function consumeRateLimit(
   const now = Date.now();
   const window = Math.floor(now / windowMs);
   const windowEnd = (window + 1) * windowMs;
-  const counts = await Promise.all(
-    keys.map(async (key) => {
-      const { Attributes } = await db.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: `${projectPk(projectId)}#RL#${bucket}#${key}`, sk: `W#${window}` },
-          UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
-          ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':one': 1, ':ttl': Math.ceil(windowEnd / 1000) + 60 },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return Number(Attributes?.count ?? 0);
-    }),
-  );
+  const ttl = Math.ceil(windowEnd / 1000) + 60;
+  const counts = await Promise.all(keys.map((key) => countInWindow(projectId, bucket, key, window, ttl)));
   if (counts.some((count) => count > limitPerWindow)) {
     throw new RateLimitedError(Math.max(1, Math.ceil((windowEnd - now) / 1000)));
   }

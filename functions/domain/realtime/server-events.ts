@@ -1,8 +1,8 @@
 import { accessRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal, requireSelfOrAdmin } from '#shared/auth';
+import { putCachedRoomEvent } from '#shared/db/cached-event';
 import { ForbiddenError, HttpError } from '#shared/errors';
 import { broadcastToRoom } from './broadcast';
-import { cacheRoomEvent } from './cached-event';
 import { userConnections } from './connections';
 import { closeConnections } from './disconnect';
 import { publishRealtimeEvents } from './room-events';
@@ -42,7 +42,7 @@ export async function publishServerEvent(
         ...(principal.kind === 'user' ? { userId: principal.userId } : {}),
       };
       await Promise.all([
-        cacheRoomEvent(projectId, roomId, frame),
+        putCachedRoomEvent(projectId, roomId, frame),
         broadcastToRoom(projectId, roomId, frame, { excludeConnectionId: input.excludeSocketId }),
       ]);
       sent.add(roomId);

@@ -1,12 +1,9 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { onceFor } from '#domain/events/once';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { getAll } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { membershipItem, membershipKey } from '#shared/db/membership';
-import { roomItem, roomKey } from '#shared/db/room';
-import { type WatchTargetType, watchersPk, watchItem } from '#shared/db/watchlist';
+import { membersAmong } from '#shared/db/membership';
+import { findRoom } from '#shared/db/room';
+import { type WatchTargetType, watcherIdsOf } from '#shared/db/watchlist';
 import type { DomainEvent, EventPayload } from '#shared/events';
 import { sendToUserChannels } from './user-channel';
 
@@ -26,14 +23,7 @@ async function watchersOf(projectId: string, type: WatchTargetType, targetId: st
   const key = watchersCacheKey(projectId, type, targetId);
   const cached = watchersCache.get(key);
   if (cached) return cached;
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': watchersPk(projectId, type, targetId) },
-    }),
-  );
-  const watchers = Items.map((raw) => watchItem.parse(raw).watcherId);
+  const watchers = await watcherIdsOf(projectId, type, targetId);
   watchersCache.set(key, watchers);
   return watchers;
 }
@@ -69,13 +59,10 @@ export async function notifyRoomWatchers(event: DomainEvent<'message.created'>):
 
 async function notifyWatchersOfMessage(projectId: string, activity: EventPayload<'message.created'>, watching: string[]): Promise<number> {
   let watchers = watching;
-  // Read here, not through `accessRoom`: the rooms module imports the realtime modules that import this one.
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, activity.roomId) }));
-  if (!Item) return 0;
-  const room = roomItem.parse(Item);
+  const room = await findRoom(projectId, activity.roomId);
+  if (!room) return 0;
   if (room.type !== 'public') {
-    const members = await getAll(watchers.map((watcherId) => membershipKey(projectId, activity.roomId, watcherId)));
-    const stillMembers = new Set(members.map((raw) => membershipItem.parse(raw).userId));
+    const stillMembers = await membersAmong(projectId, activity.roomId, watchers);
     watchers = watchers.filter((watcherId) => stillMembers.has(watcherId));
   }
   // The author needs no notice of their own message.

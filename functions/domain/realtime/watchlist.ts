@@ -1,9 +1,6 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { accessRoom } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
-import { db, tableName } from '#shared/db/client';
-import { isConditionFailure } from '#shared/db/transact';
-import { type WatchItem, type WatchTargetType, watcherKey, watchItem, watchlistKey, watchlistPk } from '#shared/db/watchlist';
+import { deleteWatch, putWatcher, putWatchIfAbsent, type WatchItem, type WatchTargetType, watchesOf } from '#shared/db/watchlist';
 import { ConflictError, ForbiddenError } from '#shared/errors';
 import { forgetWatchers } from './watch-notifications';
 
@@ -17,15 +14,7 @@ export interface WatchTarget {
 const toTarget = (item: WatchItem) => ({ type: item.type, targetId: item.targetId, createdAt: item.createdAt });
 
 export async function listWatchlist(projectId: string, watcherId: string) {
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': watchlistPk(projectId, watcherId) },
-      Limit: MAX_WATCH_TARGETS,
-    }),
-  );
-  return Items.map((raw) => toTarget(watchItem.parse(raw)));
+  return (await watchesOf(projectId, watcherId, MAX_WATCH_TARGETS)).map(toTarget);
 }
 
 /**
@@ -61,32 +50,13 @@ export async function addWatchTarget(
     targetId: target.targetId,
     createdAt: existing?.createdAt ?? new Date().toISOString(),
   };
-  let created = !existing;
-  if (created) {
-    try {
-      await db.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: { ...watchlistKey(projectId, watcherId, target.type, target.targetId), ...item },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      created = false;
-    }
-  }
-  await db.send(
-    new PutCommand({ TableName: tableName, Item: { ...watcherKey(projectId, target.type, target.targetId, watcherId), ...item } }),
-  );
+  const created = !existing && (await putWatchIfAbsent(projectId, item));
+  await putWatcher(projectId, item);
   forgetWatchers(projectId, target.type, target.targetId);
   return { target: toTarget(item), created };
 }
 
 export async function removeWatchTarget(projectId: string, watcherId: string, target: WatchTarget): Promise<void> {
-  await Promise.all([
-    db.send(new DeleteCommand({ TableName: tableName, Key: watchlistKey(projectId, watcherId, target.type, target.targetId) })),
-    db.send(new DeleteCommand({ TableName: tableName, Key: watcherKey(projectId, target.type, target.targetId, watcherId) })),
-  ]);
+  await deleteWatch(projectId, watcherId, target.type, target.targetId);
   forgetWatchers(projectId, target.type, target.targetId);
 }

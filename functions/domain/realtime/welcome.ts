@@ -1,7 +1,7 @@
 import { readMessages } from '#domain/messages/history';
+import { findCachedRoomEvent } from '#shared/db/cached-event';
 import type { Connection } from '#shared/db/connection';
 import { postToConnection } from '#shared/gateway';
-import { cachedRoomEvent } from './cached-event';
 import { healPresence, membersOf, type PresenceChange, roomConnections } from './connections';
 import { announceArrival } from './presence';
 import { publishRealtimeEvents } from './room-events';
@@ -56,7 +56,7 @@ export async function welcome(job: WelcomeJob): Promise<void> {
     roomConnections(projectId, roomId, { consistent: true }),
     // Consistent: a message whose live post met the unfinished handshake must be in this read.
     job.history > 0 ? readMessages(projectId, roomId, { limit: job.history, consistent: true }) : undefined,
-    job.cache ? cachedRoomEvent(projectId, roomId) : undefined,
+    job.cache ? findCachedRoomEvent(projectId, roomId) : undefined,
   ]);
   // Closed again before this job ran: its `$disconnect` already announced the leave, and an
   // arrival announced now would leave a ghost member.

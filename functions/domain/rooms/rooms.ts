@@ -1,35 +1,26 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { joinRosters, leaveRosterDelete } from '#domain/push/rosters';
-import { disconnectFromRoom } from '#domain/realtime/disconnect';
+import { newEvent, outboxPut } from '#domain/events/outbox';
 import { actorId, hasRole, isProjectAdmin, type Principal } from '#shared/auth';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { getAll, putAll } from '#shared/db/batch';
-import { db, tableName } from '#shared/db/client';
-import { roomPk } from '#shared/db/keys';
-import {
-  MEMBER_SK_PREFIX,
-  type MemberRole,
-  type MembershipItem,
-  membershipItem,
-  membershipItemFor,
-  membershipKey,
-  toMember,
-  userRoomsIndexKey,
-} from '#shared/db/membership';
+import * as memberships from '#shared/db/membership';
+import { type MemberRole, type MembershipItem, type MembershipOrigin, membershipItemFor, toMember } from '#shared/db/membership';
 import {
   findRoom,
+  findRooms,
+  publicRoomIdsPage,
   publicRoomsIndexKey,
+  putNewRoom,
   type Room,
   type RoomItem,
+  type RoomPatch,
   type RoomType,
   roomIndexSk,
-  roomItem,
   roomKey,
   toRoom,
+  updateRoomFields,
 } from '#shared/db/room';
-import { isConditionFailure } from '#shared/db/transact';
+import { isConditionFailure, type TransactPart, transactWrite } from '#shared/db/transact';
 import { BadRequestError, ConflictError, ForbiddenError, RoomNotFoundError } from '#shared/errors';
 import { DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX, refuseReservedId } from '#shared/ids';
 
@@ -75,22 +66,17 @@ export async function accessRoom(principal: Principal, roomId: string, options: 
     return access;
   }
 
-  const roomKeys = roomKey(principal.projectId, roomId);
-  const memberKeys = membershipKey(principal.projectId, roomId, principal.userId);
-  const { Responses } = await db.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: [roomKeys, memberKeys] } } }));
-  const items = Responses?.[tableName] ?? [];
-  const roomRaw = items.find((item) => item.sk === roomKeys.sk);
-  if (!roomRaw) throw new RoomNotFoundError();
-  const room = roomItem.parse(roomRaw);
-  const memberRaw = items.find((item) => item.sk === memberKeys.sk);
-  let membership = memberRaw ? membershipItem.parse(memberRaw) : undefined;
+  const found = await memberships.findRoomAndMembership(principal.projectId, roomId, principal.userId);
+  const room = found.room;
+  if (!room) throw new RoomNotFoundError();
+  let membership = found.membership;
 
   if (!membership) {
     const joinable = room.type === 'public' && options.join;
     // Project admins manage every room of their project without joining it.
     if (!joinable && (isProjectAdmin(principal) || room.type === 'public')) return { room };
     if (!joinable) throw new ForbiddenError('You are not a member of this room', 'not_a_member');
-    membership = await addMembership(principal.projectId, roomId, principal.userId, selfJoinRole(principal));
+    membership = await addMembership(principal.projectId, roomId, principal.userId, selfJoinRole(principal), selfJoin(principal.userId));
   }
   const access = { room, membership };
   accessCache.set(cacheKey, access);
@@ -105,7 +91,8 @@ export async function accessRoom(principal: Principal, roomId: string, options: 
 export async function joinPublicRoom(principal: Principal, access: RoomAccess): Promise<RoomAccess> {
   if (principal.kind !== 'user' || access.membership || access.room.type !== 'public') return access;
   const { projectId, roomId } = access.room;
-  const joined = { room: access.room, membership: await addMembership(projectId, roomId, principal.userId, selfJoinRole(principal)) };
+  const membership = await addMembership(projectId, roomId, principal.userId, selfJoinRole(principal), selfJoin(principal.userId));
+  const joined = { room: access.room, membership };
   accessCache.set(accessCacheKey(projectId, roomId, principal.userId), joined);
   return joined;
 }
@@ -116,30 +103,64 @@ export async function joinPublicRoom(principal: Principal, access: RoomAccess): 
  * room through the message pipeline, which needs its author to be a member.
  */
 export async function ensureMember(projectId: string, roomId: string, userId: string, role: MemberRole): Promise<MembershipItem> {
-  const membership = await addMembership(projectId, roomId, userId, role);
+  const membership = await addMembership(projectId, roomId, userId, role, { via: 'add', addedBy: 'service' });
   // An access read cached before the join would still say "not a member".
   accessCache.delete(accessCacheKey(projectId, roomId, userId));
   return membership;
 }
 
-/** Idempotent: an existing membership is kept as it is (a join never demotes). */
-async function addMembership(projectId: string, roomId: string, userId: string, role: MemberRole): Promise<MembershipItem> {
-  const item = membershipItemFor(projectId, roomId, userId, role, new Date().toISOString());
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    await joinRosters(projectId, roomId, [userId]);
-    return item;
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const { Item } = await db.send(
-      new GetCommand({ TableName: tableName, Key: membershipKey(projectId, roomId, userId), ConsistentRead: true }),
-    );
-    const existing = membershipItem.parse(Item);
-    // A join whose roster write failed is repaired by the next one (the copy is idempotent).
-    await joinRosters(projectId, roomId, [userId]);
-    return existing;
+/** How a membership began and who made it, as `room.member_joined` announces it. */
+interface JoinOrigin {
+  readonly via: MembershipOrigin;
+  /** The acting user, `service` for the project API key, the user themself on a self join. */
+  readonly addedBy: string;
+}
+const selfJoin = (userId: string): JoinOrigin => ({ via: 'join', addedBy: userId });
+
+/**
+ * The outbox write announcing a new membership, for the transaction that writes it: push keeps its
+ * roster and webhooks hear of the join without the rooms area calling either.
+ */
+const joinedEventPart = (item: MembershipItem, origin: JoinOrigin): TransactPart =>
+  outboxPut(
+    newEvent('room.member_joined', item.projectId, {
+      roomId: item.roomId,
+      userId: item.userId,
+      role: item.role,
+      joinedAt: item.joinedAt,
+      addedBy: origin.addedBy,
+      via: origin.via,
+    }),
+  );
+
+/** Tries of a join whose membership vanished between the refused write and the read of it. */
+const JOIN_ATTEMPTS = 3;
+
+/** Idempotent: an existing membership is kept as it is (a join never demotes) and announces nothing. */
+async function addMembership(
+  projectId: string,
+  roomId: string,
+  userId: string,
+  role: MemberRole,
+  origin: JoinOrigin,
+): Promise<MembershipItem> {
+  for (let attempt = 1; ; attempt++) {
+    const item = membershipItemFor(projectId, roomId, userId, role, new Date().toISOString());
+    try {
+      await transactWrite([memberships.newMembershipPart(item), joinedEventPart(item, origin)]);
+      return item;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const existing = await memberships.findMembership(projectId, roomId, userId, { consistent: true });
+      if (existing) return existing;
+      if (attempt === JOIN_ATTEMPTS)
+        throw new ConflictError('membership_changed', 'The membership kept changing during the request; try again');
+    }
   }
 }
+
+/** Memberships written per transaction at a room's creation: each with its event, 100 writes. */
+const CREATE_MEMBERS_PER_TRANSACTION = 50;
 
 export interface CreateRoomInput {
   readonly id?: string;
@@ -194,20 +215,25 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    if (input.type === 'dm') return { room: toRoom(await existingDm(projectId, roomId, members)), created: false };
+  const origin: JoinOrigin = { via: 'create', addedBy: actorId(principal) };
+  if (!(await putNewRoom(item))) {
+    if (input.type === 'dm') return { room: toRoom(await existingDm(projectId, roomId, members, origin)), created: false };
     throw new ConflictError('room_exists', `Room ${roomId} already exists`);
   }
   // dm members are peers; in other rooms the creator owns the room.
-  await putAll(
-    members.map((userId) =>
-      membershipItemFor(projectId, roomId, userId, userId === creator && input.type !== 'dm' ? 'owner' : 'member', now),
+  const items = members.map((userId) =>
+    membershipItemFor(projectId, roomId, userId, userId === creator && input.type !== 'dm' ? 'owner' : 'member', now),
+  );
+  const batches = [];
+  for (let start = 0; start < items.length; start += CREATE_MEMBERS_PER_TRANSACTION) {
+    batches.push(items.slice(start, start + CREATE_MEMBERS_PER_TRANSACTION));
+  }
+  // The room is new, so no membership is there to keep: each is written with the event announcing it.
+  await Promise.all(
+    batches.map((batch) =>
+      transactWrite(batch.flatMap((member) => [memberships.membershipPutPart(member), joinedEventPart(member, origin)])),
     ),
   );
-  await joinRosters(projectId, roomId, members);
   return { room: toRoom(item), created: true };
 }
 
@@ -216,23 +242,16 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
  * that id before dm ids were reserved) would hand its owner the pair's conversation. A dm whose
  * create stopped before a membership was written gets it now.
  */
-async function existingDm(projectId: string, roomId: string, pair: readonly string[]): Promise<RoomItem> {
+async function existingDm(projectId: string, roomId: string, pair: readonly string[], origin: JoinOrigin): Promise<RoomItem> {
   const taken = () => new ConflictError('dm_id_taken', 'Another room holds the id of this dm');
   const room = await readRoom(projectId, roomId);
   if (room.type !== 'dm') throw taken();
   // A third member is enough to refuse: a dm's membership is fixed at two.
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': roomPk(projectId, roomId), ':prefix': MEMBER_SK_PREFIX },
-      ConsistentRead: true,
-      Limit: pair.length + 1,
-    }),
-  );
-  const memberIds = Items.map((raw) => membershipItem.parse(raw).userId);
+  const page = await memberships.membershipsPage(projectId, roomId, { limit: pair.length + 1, consistent: true });
+  const memberIds = page.memberships.map((membership) => membership.userId);
   if (memberIds.some((userId) => !pair.includes(userId))) throw taken();
-  for (const userId of pair.filter((userId) => !memberIds.includes(userId))) await addMembership(projectId, roomId, userId, 'member');
+  for (const userId of pair.filter((userId) => !memberIds.includes(userId)))
+    await addMembership(projectId, roomId, userId, 'member', origin);
   return room;
 }
 
@@ -246,39 +265,13 @@ function canManageRoom(principal: Principal, access: RoomAccess): boolean {
   return isProjectAdmin(principal) || access.membership?.role === 'owner';
 }
 
-export async function updateRoom(
-  principal: Principal,
-  roomId: string,
-  patch: { name?: string | null; description?: string | null; e2eEnabled?: boolean },
-): Promise<Room> {
+export async function updateRoom(principal: Principal, roomId: string, patch: RoomPatch): Promise<Room> {
   const access = await accessRoom(principal, roomId, { join: false });
   if (!canManageRoom(principal, access)) throw new ForbiddenError('Only the room owner or a project admin may change the room');
-  const sets = ['updatedAt = :now'];
-  const removes: string[] = [];
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
-  for (const [field, value] of Object.entries(patch)) {
-    if (value === undefined) continue;
-    names[`#${field}`] = field;
-    if (value === null) removes.push(`#${field}`);
-    else {
-      sets.push(`#${field} = :${field}`);
-      values[`:${field}`] = value;
-    }
-  }
-  const { Attributes } = await db.send(
-    new UpdateCommand({
-      TableName: tableName,
-      Key: roomKey(principal.projectId, roomId),
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  const updated = await updateRoomFields(principal.projectId, roomId, patch, new Date().toISOString());
+  if (!updated) throw new RoomNotFoundError();
   forgetRoom(principal.projectId, roomId);
-  return toRoom(roomItem.parse(Attributes));
+  return toRoom(updated);
 }
 
 const PAGE_MAX = 100;
@@ -290,25 +283,13 @@ export async function listRooms(
   principal: Principal & { kind: 'user' },
   options: { scope: 'mine' | 'public'; limit: number; cursor?: string },
 ): Promise<{ rooms: Room[]; nextCursor: string | null }> {
-  const indexKey =
-    options.scope === 'public' ? publicRoomsIndexKey(principal.projectId) : userRoomsIndexKey(principal.projectId, principal.userId);
-  const { Items = [], LastEvaluatedKey } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: options.cursor ? 'gsi1pk = :pk AND gsi1sk > :after' : 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': indexKey, ...(options.cursor ? { ':after': roomIndexSk(options.cursor) } : {}) },
-      Limit: Math.min(options.limit, PAGE_MAX),
-    }),
-  );
-  const roomIds = Items.map((item) => String(item.roomId));
-  const rooms = new Map(
-    (await getAll(roomIds.map((id) => roomKey(principal.projectId, id)))).map((raw) => {
-      const room = roomItem.parse(raw);
-      return [room.roomId, room] as const;
-    }),
-  );
-  const nextCursor = LastEvaluatedKey ? (roomIds.at(-1) ?? null) : null;
+  const page = { ...(options.cursor ? { after: options.cursor } : {}), limit: Math.min(options.limit, PAGE_MAX) };
+  const { roomIds, more } =
+    options.scope === 'public'
+      ? await publicRoomIdsPage(principal.projectId, page)
+      : await memberships.userRoomIdsPage(principal.projectId, principal.userId, page);
+  const rooms = new Map((await findRooms(principal.projectId, roomIds)).map((room) => [room.roomId, room] as const));
+  const nextCursor = more ? (roomIds.at(-1) ?? null) : null;
   return { rooms: roomIds.flatMap((id) => rooms.get(id) ?? []).map(toRoom), nextCursor };
 }
 
@@ -323,22 +304,12 @@ export async function listMembers(
 ): Promise<{ members: ReturnType<typeof toMember>[]; nextCursor: string | null }> {
   await accessRoom(principal, roomId, { join: false });
   const limit = Math.min(options.limit, MEMBERS_PAGE_MAX);
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      // The `M#` range of the room's partition, which holds other items too: bounded on both ends.
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': roomPk(principal.projectId, roomId),
-        ':from': options.cursor === undefined ? MEMBER_SK_PREFIX : `${membershipKey(principal.projectId, roomId, options.cursor).sk}\u0000`,
-        ':to': `${MEMBER_SK_PREFIX}\uffff`,
-      },
-      // One more than the page: a last page says so (no cursor) instead of leading to an empty one.
-      Limit: limit + 1,
-    }),
-  );
-  const members = Items.slice(0, limit).map((raw) => toMember(membershipItem.parse(raw)));
-  return { members, nextCursor: Items.length > limit ? (members.at(-1)?.userId ?? null) : null };
+  const page = await memberships.membershipsPage(principal.projectId, roomId, {
+    ...(options.cursor === undefined ? {} : { after: options.cursor }),
+    limit,
+  });
+  const members = page.memberships.map(toMember);
+  return { members, nextCursor: page.more ? (members.at(-1)?.userId ?? null) : null };
 }
 
 /** Room owner, moderators and above add members or change their room role; dm membership is fixed. */
@@ -348,40 +319,24 @@ export async function addMember(principal: Principal, roomId: string, input: { u
   if (!canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
     throw new ForbiddenError('Only the room owner, a moderator or an admin may add members');
   }
-  const key = membershipKey(principal.projectId, roomId, input.userId);
-  const read = async () => {
-    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-    return Item ? membershipItem.parse(Item) : undefined;
-  };
+  const read = () => memberships.findMembership(principal.projectId, roomId, input.userId, { consistent: true });
   let current = await read();
   for (let attempt = 1; ; attempt++) {
-    if (current?.role === 'owner' || current?.role === input.role) {
-      // Adding again repairs a roster copy an earlier add failed to write.
-      await joinRosters(principal.projectId, roomId, [input.userId]);
-      return { member: toMember(current), created: false };
-    }
+    if (current?.role === 'owner' || current?.role === input.role) return { member: toMember(current), created: false };
     const item = membershipItemFor(principal.projectId, roomId, input.userId, input.role, current?.joinedAt ?? new Date().toISOString());
     try {
-      // Written only over the state just read, so of many concurrent adds exactly one creates.
-      await db.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: item,
-          ...(current
-            ? {
-                ConditionExpression: '#role = :read',
-                ExpressionAttributeNames: { '#role': 'role' },
-                ExpressionAttributeValues: { ':read': current.role },
-              }
-            : { ConditionExpression: 'attribute_not_exists(pk)' }),
-        }),
+      // Written only over the state just read, so of many concurrent adds exactly one creates (and announces the join).
+      await transactWrite(
+        current
+          ? [memberships.membershipRoleChangePart(item, current.role)]
+          : [memberships.newMembershipPart(item), joinedEventPart(item, { via: 'add', addedBy: actorId(principal) })],
       );
       forgetRoom(principal.projectId, roomId);
-      if (current === undefined) await joinRosters(principal.projectId, roomId, [input.userId]);
       return { member: toMember(item), created: current === undefined };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      if (attempt === 3) throw new ConflictError('membership_changed', 'The membership kept changing during the request; try again');
+      if (attempt === JOIN_ATTEMPTS)
+        throw new ConflictError('membership_changed', 'The membership kept changing during the request; try again');
       current = await read();
     }
   }
@@ -394,17 +349,25 @@ export async function removeMember(principal: Principal, roomId: string, userId:
   if (!leavingThemselves && !canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
     throw new ForbiddenError('Only the member, the room owner, a moderator or an admin may remove a member');
   }
-  // With its push roster copy, at once: a roster sync running meanwhile finds no membership to copy into.
-  await db.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Delete: { TableName: tableName, Key: membershipKey(principal.projectId, roomId, userId) } },
-        leaveRosterDelete(principal.projectId, roomId, userId),
-      ],
-    }),
-  );
+  const membership = await memberships.findMembership(principal.projectId, roomId, userId, { consistent: true });
+  if (membership) {
+    // With the event announcing it: push drops the roster entry and realtime closes the member's
+    // sockets to the room when they handle it (docs/architecture.md, "Events between areas").
+    const left = newEvent('room.member_left', principal.projectId, {
+      roomId,
+      userId,
+      role: membership.role,
+      removedBy: actorId(principal),
+      leftAt: new Date().toISOString(),
+    });
+    try {
+      await transactWrite([memberships.endMembershipPart(principal.projectId, roomId, userId), outboxPut(left)]);
+    } catch (error) {
+      // Removed meanwhile by another request, which announced it.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
   forgetRoom(principal.projectId, roomId);
-  await disconnectFromRoom(principal.projectId, roomId, userId);
 }
 
 /**

@@ -1,24 +1,15 @@
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
-import { isConditionFailure } from '#shared/db/transact';
-import {
-  type DeliveryItem,
-  type DeliveryStatus,
-  deliveriesIndexKey,
-  deliveryItem,
-  deliveryKey,
-  toDelivery,
-  type WebhookItem,
-} from '#shared/db/webhook';
+import { findWebhook, type WebhookItem } from '#shared/db/webhook';
+import * as deliveries from '#shared/db/webhook-delivery';
+import { type DeliveryItem, type DeliveryStatus, toDelivery } from '#shared/db/webhook-delivery';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { OutboundError, send } from '#shared/outbound';
 import { startWebhookRetry } from '#shared/workflows';
-import { getWebhook, subscribersOf, webhookSecretBinding } from './registrations';
+import { subscribersOf, webhookSecretBinding } from './registrations';
 import { openSecret } from './secrets';
 import { signBody, signTimestamped } from './signing';
 
@@ -46,11 +37,6 @@ export interface AttemptState {
 export const deliveryIdFor = (eventId: string, webhookId: string) =>
   `whd_${createHash('sha256').update(`${eventId}|${webhookId}`).digest('hex').slice(0, 32)}`;
 
-async function readDelivery(projectId: string, deliveryId: string): Promise<DeliveryItem | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: deliveryKey(projectId, deliveryId), ConsistentRead: true }));
-  return Item ? deliveryItem.parse(Item) : undefined;
-}
-
 /**
  * Fans an event out to its subscribers: one delivery record each, the first attempt at once, and
  * for each that fails with attempts left, a state machine execution for the rest of the schedule.
@@ -62,7 +48,8 @@ export async function dispatchEvent(event: DomainEvent): Promise<{ deliveries: n
   const outcomes = await Promise.all(
     subscribers.map(async (webhook) => {
       const delivery =
-        (await createDelivery(event, webhook)) ?? (await readDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
+        (await createDelivery(event, webhook)) ??
+        (await deliveries.findDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
       // A queue redelivery finds the record: finished ones are left alone, a pending one resumes
       // where the earlier try stopped (before its first attempt, or before its execution started).
       if (delivery?.status !== 'pending') return undefined;
@@ -97,31 +84,13 @@ async function startRetries(state: AttemptState, executionName: string): Promise
 /** `undefined` when this event already has a delivery for this registration (a queue redelivery). */
 async function createDelivery(event: DomainEvent, webhook: WebhookItem): Promise<DeliveryItem | undefined> {
   const deliveryId = deliveryIdFor(event.id, webhook.webhookId);
-  const now = new Date().toISOString();
-  const item: DeliveryItem = {
-    ...deliveryKey(event.projectId, deliveryId),
-    gsi1pk: deliveriesIndexKey(event.projectId),
-    gsi1sk: `${now}#${deliveryId}`,
+  return deliveries.createDelivery({
     projectId: event.projectId,
     deliveryId,
     webhookId: webhook.webhookId,
     eventType: event.type,
     body: JSON.stringify({ type: event.type, projectId: event.projectId, payload: event.payload, createdAt: event.createdAt }),
-    status: 'pending',
-    attempt_count: 0,
-    next_attempt_at: now,
-    last_http_status: null,
-    last_error: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    return item;
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+  });
 }
 
 interface PostOutcome {
@@ -176,11 +145,11 @@ async function signedHeaders(webhook: WebhookItem, delivery: DeliveryItem): Prom
  * once `WEBHOOK_MAX_ATTEMPTS` is reached. A delivery that is not pending is left as it is.
  */
 export async function attemptDelivery(projectId: string, deliveryId: string, knownWebhook?: WebhookItem): Promise<AttemptState> {
-  const delivery = await readDelivery(projectId, deliveryId);
+  const delivery = await deliveries.findDelivery(projectId, deliveryId);
   if (!delivery) throw new NotFoundError('delivery_not_found', `Delivery ${deliveryId} not found`);
   if (delivery.status !== 'pending') return { projectId, deliveryId, status: delivery.status, nextAttemptAt: null };
 
-  const webhook = knownWebhook ?? (await getWebhook(projectId, delivery.webhookId));
+  const webhook = knownWebhook ?? (await findWebhook(projectId, delivery.webhookId));
   const outcome: PostOutcome = webhook
     ? await postSigned(webhook.url, delivery.body, await signedHeaders(webhook, delivery))
     : { httpStatus: null, error: 'the webhook registration was deleted' };
@@ -189,30 +158,15 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
   const delivered = outcome.error === null;
   const status: DeliveryStatus = delivered ? 'delivered' : attempt >= config.WEBHOOK_MAX_ATTEMPTS || !webhook ? 'failed' : 'pending';
   const nextAttemptAt = status === 'pending' ? new Date(Date.now() + delayAfterAttemptMs(attempt)).toISOString() : null;
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: deliveryKey(projectId, deliveryId),
-        UpdateExpression:
-          'SET #status = :status, attempt_count = :attempt, next_attempt_at = :next, last_http_status = :http, last_error = :error, updatedAt = :now',
-        // Two attempts racing on one delivery (a replay during a retry) cannot both count.
-        ConditionExpression: 'attempt_count = :previous AND #status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':status': status,
-          ':attempt': attempt,
-          ':next': nextAttemptAt,
-          ':http': outcome.httpStatus,
-          ':error': outcome.error,
-          ':now': new Date().toISOString(),
-          ':previous': delivery.attempt_count,
-          ':pending': 'pending',
-        },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+  // Two attempts racing on one delivery (a replay during a retry) cannot both count.
+  const recorded = await deliveries.recordAttempt(projectId, deliveryId, {
+    previousAttempts: delivery.attempt_count,
+    status,
+    nextAttemptAt,
+    httpStatus: outcome.httpStatus,
+    error: outcome.error,
+  });
+  if (!recorded) {
     logger.warn('delivery changed during an attempt; leaving it to the other attempt', { deliveryId });
     return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
   }
@@ -224,40 +178,18 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
 }
 
 export async function listDeliveries(projectId: string, limit: number) {
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': deliveriesIndexKey(projectId) },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  return Items.map((raw) => toDelivery(deliveryItem.parse(raw)));
+  return (await deliveries.listDeliveryItems(projectId, limit)).map(toDelivery);
 }
 
 /** A failed delivery goes back to `pending` with its attempts reset, and a new execution runs the schedule. */
 export async function replayDelivery(projectId: string, deliveryId: string) {
   const now = new Date().toISOString();
-  try {
-    const { Attributes } = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: deliveryKey(projectId, deliveryId),
-        UpdateExpression: 'SET #status = :pending, attempt_count = :zero, next_attempt_at = :now, updatedAt = :now',
-        ConditionExpression: '#status = :failed',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': 'pending', ':zero': 0, ':now': now, ':failed': 'failed' },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    await startRetries({ projectId, deliveryId, status: 'pending', nextAttemptAt: now }, `${deliveryId}-replay-${Date.parse(now)}`);
-    return toDelivery(deliveryItem.parse(Attributes));
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const existing = await readDelivery(projectId, deliveryId);
+  const reopened = await deliveries.reopenFailedDelivery(projectId, deliveryId, now);
+  if (!reopened) {
+    const existing = await deliveries.findDelivery(projectId, deliveryId);
     if (!existing) throw new NotFoundError('delivery_not_found', 'Delivery not found');
     throw new ConflictError('delivery_not_failed', `Only failed deliveries can be replayed; this one is ${existing.status}`);
   }
+  await startRetries({ projectId, deliveryId, status: 'pending', nextAttemptAt: now }, `${deliveryId}-replay-${Date.parse(now)}`);
+  return toDelivery(reopened);
 }

@@ -1,7 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client';
-import { isConditionFailure } from '#shared/db/transact';
-import { deliveryItem, deliveryKey } from '#shared/db/webhook';
+import { failPendingDelivery, findDelivery } from '#shared/db/webhook-delivery';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { type AttemptState, WEBHOOK_FAILED_METRIC } from './deliveries';
@@ -25,27 +22,8 @@ export interface GiveUpInput {
 export async function giveUpDelivery(input: GiveUpInput): Promise<AttemptState> {
   const { projectId, deliveryId } = input;
   const lastError = `the retry schedule stopped: ${input.giveUp.Error ?? 'unknown error'}`;
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: deliveryKey(projectId, deliveryId),
-        UpdateExpression: 'SET #status = :failed, next_attempt_at = :none, last_error = :error, updatedAt = :now',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':failed': 'failed',
-          ':none': null,
-          ':error': lastError,
-          ':now': new Date().toISOString(),
-          ':pending': 'pending',
-        },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: deliveryKey(projectId, deliveryId), ConsistentRead: true }));
-    const status = Item ? deliveryItem.parse(Item).status : 'failed';
+  if (!(await failPendingDelivery(projectId, deliveryId, lastError))) {
+    const status = (await findDelivery(projectId, deliveryId))?.status ?? 'failed';
     logger.warn('giving up on a delivery that is no longer pending; left as it is', { deliveryId, status });
     return { projectId, deliveryId, status, nextAttemptAt: null };
   }

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
-import { db, tableName } from '#shared/db/client';
-import { isConditionFailure } from '#shared/db/transact';
-import { toWebhook, type WebhookItem, webhookItem, webhookKey, webhooksPk } from '#shared/db/webhook';
+import * as registrations from '#shared/db/webhook';
+import { listWebhookItems, toWebhook, type WebhookItem, webhookKey } from '#shared/db/webhook';
 import { BadRequestError, NotFoundError } from '#shared/errors';
 import { isEventType } from '#shared/events';
 import { logger } from '#shared/logger';
@@ -56,21 +54,10 @@ export async function registerWebhook(
     createdAt: new Date().toISOString(),
     createdBy,
   };
-  await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await registrations.createWebhook(item);
   subscribersCache.delete(projectId);
   // The secret is returned this once and never again.
   return { ...toWebhook(item), secret };
-}
-
-async function listWebhookItems(projectId: string): Promise<WebhookItem[]> {
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': webhooksPk(projectId) },
-    }),
-  );
-  return Items.map((raw) => webhookItem.parse(raw));
 }
 
 export async function listWebhooks(projectId: string) {
@@ -78,14 +65,7 @@ export async function listWebhooks(projectId: string) {
 }
 
 export async function deleteWebhook(projectId: string, webhookId: string): Promise<void> {
-  try {
-    await db.send(
-      new DeleteCommand({ TableName: tableName, Key: webhookKey(projectId, webhookId), ConditionExpression: 'attribute_exists(pk)' }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new NotFoundError('webhook_not_found', 'Webhook not found');
-    throw error;
-  }
+  if (!(await registrations.deleteWebhook(projectId, webhookId))) throw new NotFoundError('webhook_not_found', 'Webhook not found');
   subscribersCache.delete(projectId);
 }
 
@@ -99,11 +79,6 @@ export async function subscribersOf(projectId: string, eventType: string): Promi
   return all.filter((webhook) => webhook.eventTypes.includes(eventType));
 }
 
-export async function getWebhook(projectId: string, webhookId: string): Promise<WebhookItem | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: webhookKey(projectId, webhookId) }));
-  return Item ? webhookItem.parse(Item) : undefined;
-}
-
 /**
  * The signing secret of a registered webhook, found from its id alone (public verification);
  * `undefined` when the stored secret does not open (moved from another registration, tampered
@@ -111,7 +86,7 @@ export async function getWebhook(projectId: string, webhookId: string): Promise<
  */
 export async function secretOfWebhook(webhookId: string): Promise<string | undefined> {
   const projectId = WEBHOOK_ID_PATTERN.exec(webhookId)?.[1];
-  const webhook = projectId ? await getWebhook(projectId, webhookId) : undefined;
+  const webhook = projectId ? await registrations.findWebhook(projectId, webhookId) : undefined;
   if (!webhook) throw new NotFoundError('webhook_not_found', 'Webhook not found');
   try {
     return await openSecret(webhook, webhookSecretBinding(webhook));

@@ -1,10 +1,5 @@
-import {
-  AGENT_HANDLE_PATTERN,
-  MAX_AGENT_INSTRUCTIONS_LENGTH,
-  MAX_AGENT_MODEL_LENGTH,
-  MAX_AGENT_NAME_LENGTH,
-  MAX_INVOKE_PROMPT_LENGTH,
-} from '#domain/ai/agents';
+import { AGENT_HANDLE_PATTERN } from '#domain/ai/agent-handles';
+import { MAX_AGENT_INSTRUCTIONS_LENGTH, MAX_AGENT_MODEL_LENGTH, MAX_AGENT_NAME_LENGTH, MAX_INVOKE_PROMPT_LENGTH } from '#domain/ai/agents';
 import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 
@@ -17,7 +12,8 @@ const name = z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_AGENT_NA
 const instructions = z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_AGENT_INSTRUCTIONS_LENGTH));
 const model = z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_AGENT_MODEL_LENGTH));
 
-export const createAgentBody = z.strictObject({ handle, name, instructions, model: z.optional(model) });
+/** Without `handle`, the agent's handle is derived from its name. */
+export const createAgentBody = z.strictObject({ handle: z.optional(handle), name, instructions, model: z.optional(model) });
 
 /** `model: null` clears the agent's model (it answers with `AI_MODEL`). */
 export const updateAgentBody = z

@@ -1,4 +1,5 @@
-import { DEVICE_ID_PATTERN, DEVICE_PLATFORMS, PUSH_ID_PATTERN } from '#shared/db/push';
+import { DEVICE_ID_PATTERN, DEVICE_PLATFORMS } from '#shared/db/push';
+import { PUSH_ID_PATTERN } from '#shared/db/push-record';
 import * as z from '#shared/schema';
 
 /**

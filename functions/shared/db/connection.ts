@@ -1,5 +1,11 @@
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { logger } from '#shared/logger';
 import * as z from '#shared/schema';
+import { deleteAll, putAll } from './batch';
+import { db, tableName } from './client';
 import { roomPk, userPk } from './keys';
+import { queryAll } from './query';
+import { isConditionFailure } from './transact';
 
 /**
  * A WebSocket connection. `channel: room` connections belong to one room, `channel: user`
@@ -139,11 +145,263 @@ export const roomUserCounterKey = (projectId: string, roomId: string, userId: st
   pk: roomConnectionsPk(projectId, roomId),
   sk: `${ROOM_USER_COUNTER_SK_PREFIX}${userId}`,
 });
+/** Users with an open connection to the room: its per-user presence counters above zero, not expired. */
+export async function connectedUserIds(projectId: string, roomId: string): Promise<Set<string>> {
+  const counters = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :users)',
+    FilterExpression: '#n > :zero AND #ttl > :now',
+    ExpressionAttributeNames: { '#n': 'connections', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':pk': roomConnectionsPk(projectId, roomId),
+      ':users': ROOM_USER_COUNTER_SK_PREFIX,
+      ':zero': 0,
+      ':now': Math.floor(Date.now() / 1000),
+    },
+    ProjectionExpression: 'sk',
+  });
+  return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
+}
 export const userCounterKey = (projectId: string, userId: string) => ({ pk: userConnectionsPk(projectId, userId), sk: 'N#ALL' });
-
-/** The room's last server event, replayed to `cache=1` subscribers. */
-export const roomCachedEventKey = (projectId: string, roomId: string) => ({ pk: roomConnectionsPk(projectId, roomId), sk: 'CACHE' });
-export const CACHED_EVENT_TTL_SECONDS = 30 * 60;
 
 /** API Gateway closes connections after 2 h; the items outlive that a little, then TTL removes them. */
 export const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Stores a new connection's lookup item and its entry in the user's list, in one request. Its
+ * room list entry is {@link addToRoomList}'s.
+ */
+export async function putConnection(connection: Connection): Promise<void> {
+  const ref: ConnectionRef = {
+    connectionId: connection.connectionId,
+    userId: connection.userId,
+    channel: connection.channel,
+    ...(connection.roomId ? { roomId: connection.roomId } : {}),
+    ttl: connection.ttl,
+  };
+  await putAll([
+    { ...connectionLookupKey(connection.connectionId), ...connection },
+    { ...userConnectionKey(connection.projectId, connection.userId, connection.connectionId), ...ref },
+  ]);
+}
+
+/** The shard keeps the latest expiry of its entries, so TTL sweeps it only once every entry is past. */
+export async function addToRoomList(projectId: string, roomId: string, connection: Connection): Promise<void> {
+  await db.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: roomListShardKey(projectId, roomId, connection.connectionId),
+      UpdateExpression: 'ADD #list :entry SET #ttl = :ttl',
+      ExpressionAttributeNames: { '#list': ROOM_LIST_ATTRIBUTE, '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':entry': new Set([roomListEntry(connection)]), ':ttl': connection.ttl },
+    }),
+  );
+}
+
+/**
+ * Takes entries out of one shard. The condition keeps an update from creating an empty shard
+ * (one that TTL already swept, or never held them), which nothing would ever remove.
+ */
+async function removeFromRoomListShard(key: { pk: string; sk: string }, entries: readonly string[]): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'DELETE #list :entries',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#list': ROOM_LIST_ATTRIBUTE },
+        ExpressionAttributeValues: { ':entries': new Set(entries) },
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) return;
+    throw error;
+  }
+}
+
+/** Takes room connections off their rooms' lists: one update per shard they sit in. */
+export async function removeFromRoomLists(
+  projectId: string,
+  refs: readonly { connectionId: string; userId: string; roomId: string; ttl: number }[],
+): Promise<void> {
+  const shards = new Map<string, { key: { pk: string; sk: string }; entries: string[] }>();
+  for (const ref of refs) {
+    const key = roomListShardKey(projectId, ref.roomId, ref.connectionId);
+    const shard = shards.get(`${key.pk}\n${key.sk}`) ?? { key, entries: [] };
+    shard.entries.push(roomListEntry(ref));
+    shards.set(`${key.pk}\n${key.sk}`, shard);
+  }
+  await Promise.all([...shards.values()].map(({ key, entries }) => removeFromRoomListShard(key, entries)));
+}
+
+export async function findConnection(connectionId: string, options: { consistent?: boolean } = {}): Promise<Connection | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: connectionLookupKey(connectionId), ConsistentRead: options.consistent }),
+  );
+  return Item ? connectionItem.parse(Item) : undefined;
+}
+
+/**
+ * Deletes a connection's lookup item and answers the record it held, or `undefined` when it was
+ * gone already (or, with `connectedBefore`, connected at or after that time and so kept). The
+ * condition, not just `ALL_OLD`, makes the second of two racing deletes answer `undefined`.
+ */
+export async function deleteConnection(connectionId: string, options: { connectedBefore?: string } = {}): Promise<Connection | undefined> {
+  let Attributes: Record<string, unknown> | undefined;
+  try {
+    ({ Attributes } = await db.send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: connectionLookupKey(connectionId),
+        ConditionExpression:
+          options.connectedBefore !== undefined ? 'attribute_exists(pk) AND connectedAt < :cutoff' : 'attribute_exists(pk)',
+        ...(options.connectedBefore !== undefined ? { ExpressionAttributeValues: { ':cutoff': options.connectedBefore } } : {}),
+        ReturnValues: 'ALL_OLD',
+      }),
+    ));
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+  return Attributes ? connectionItem.parse(Attributes) : undefined;
+}
+
+/**
+ * Deletes what lists a deleted connection besides its room list entry: the user's list entry, and
+ * a room connection item of the form before the packed list (in the same batch, so no request more).
+ */
+export async function deleteConnectionListings(connection: Connection): Promise<void> {
+  await deleteAll([
+    userConnectionKey(connection.projectId, connection.userId, connection.connectionId),
+    ...(connection.roomId ? [legacyRoomConnectionKey(connection.projectId, connection.roomId, connection.connectionId)] : []),
+  ]);
+}
+
+/** Expired entries swept from one shard per read, at most: a bound on what a fan-out spends on cleanup. */
+const MAX_PRUNED_PER_SHARD = 50;
+
+/**
+ * Every live connection of a room: one Query of its list shards (paged past 1 MB), whatever the
+ * room's size, and of any connection items an earlier release stored (see `ROOM_LIST_SK_PREFIX`).
+ * `consistent` when the caller just wrote one of them and must see it. Entries past their TTL are
+ * API Gateway's closed connections whose `$disconnect` never came: left out, and taken off their
+ * shard so the list does not grow with them.
+ */
+export async function roomConnectionRefs(
+  projectId: string,
+  roomId: string,
+  options: { consistent?: boolean } = {},
+): Promise<ConnectionRef[]> {
+  const now = nowSeconds();
+  const shards = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': roomConnectionsPk(projectId, roomId), ':prefix': CONNECTION_SK_PREFIX },
+    ConsistentRead: options.consistent,
+  });
+  const refs: ConnectionRef[] = [];
+  const pruning: Promise<void>[] = [];
+  for (const shard of shards) {
+    const expired: string[] = [];
+    const entries = roomListEntries(shard, (entry) => logger.warn('malformed room list entry', { projectId, roomId, entry }));
+    for (const { connectionId, userId, ttl, entry } of entries) {
+      if (ttl > now) refs.push({ connectionId, userId, channel: 'room', roomId, ttl });
+      // An earlier release's item (no set entry) is left to TTL.
+      else if (entry && expired.length < MAX_PRUNED_PER_SHARD) expired.push(entry);
+    }
+    if (expired.length > 0) pruning.push(removeFromRoomListShard({ pk: String(shard.pk), sk: String(shard.sk) }, expired));
+  }
+  // The list is already known: a failed sweep is retried by the next read, never the caller's failure.
+  for (const outcome of await Promise.allSettled(pruning)) {
+    if (outcome.status === 'rejected')
+      logger.warn('pruning expired room list entries failed', { projectId, roomId, error: outcome.reason });
+  }
+  return refs;
+}
+
+/** A user's connection refs (room and user channel), paged past 1 MB, expired ones left out. */
+export async function userConnectionRefs(projectId: string, userId: string): Promise<ConnectionRef[]> {
+  const now = nowSeconds();
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': userConnectionsPk(projectId, userId), ':prefix': CONNECTION_SK_PREFIX },
+  });
+  // Expired but not yet swept by TTL: API Gateway has closed it.
+  return items.map((raw) => connectionRef.parse(raw)).filter((ref) => ref.ttl > now);
+}
+
+/** Adds `delta` to a counter; a decrement never goes below zero (a lost `$disconnect` must not make a room look empty twice). */
+async function addToCounter(key: { pk: string; sk: string }, delta: 1 | -1): Promise<number | undefined> {
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: delta > 0 ? 'ADD #n :delta SET #ttl = :ttl' : 'ADD #n :delta',
+        ...(delta < 0 ? { ConditionExpression: '#n > :zero' } : {}),
+        ExpressionAttributeNames: { '#n': 'connections', ...(delta > 0 ? { '#ttl': 'ttl' } : {}) },
+        ExpressionAttributeValues: {
+          ':delta': delta,
+          ...(delta > 0 ? { ':ttl': nowSeconds() + CONNECTION_TTL_SECONDS } : { ':zero': 0 }),
+        },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.connections ?? 0);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** A connection's presence counters after {@link countConnection}; `undefined` where a decrement found zero (or no room). */
+export interface ConnectionCounts {
+  readonly user: number | undefined;
+  readonly room: number | undefined;
+  readonly roomUser: number | undefined;
+}
+
+/** Counts a connection in (`1`) or out (`-1`) of its user's, its room's and its user-in-room counters, in parallel. */
+export async function countConnection(
+  connection: Pick<Connection, 'projectId' | 'userId' | 'roomId'>,
+  delta: 1 | -1,
+): Promise<ConnectionCounts> {
+  const [user, room, roomUser] = await Promise.all([
+    addToCounter(userCounterKey(connection.projectId, connection.userId), delta),
+    connection.roomId ? addToCounter(roomCounterKey(connection.projectId, connection.roomId), delta) : undefined,
+    connection.roomId ? addToCounter(roomUserCounterKey(connection.projectId, connection.roomId, connection.userId), delta) : undefined,
+  ]);
+  return { user, room, roomUser };
+}
+
+/**
+ * Sets a counter to the live count, but only if it still holds the value this caller saw, so a
+ * concurrent connect or disconnect in between wins and nothing is undercounted.
+ */
+async function repairCounter(key: { pk: string; sk: string }, seen: number, live: number): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET #n = :live',
+        ConditionExpression: '#n = :seen',
+        ExpressionAttributeNames: { '#n': 'connections' },
+        ExpressionAttributeValues: { ':live': live, ':seen': seen },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** {@link repairCounter} on the room's counter. */
+export const repairRoomCounter = (projectId: string, roomId: string, seen: number, live: number) =>
+  repairCounter(roomCounterKey(projectId, roomId), seen, live);
+
+/** {@link repairCounter} on the user's counter in the room. */
+export const repairRoomUserCounter = (projectId: string, roomId: string, userId: string, seen: number, live: number) =>
+  repairCounter(roomUserCounterKey(projectId, roomId, userId), seen, live);

@@ -1,5 +1,8 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
-import { MESSAGE_ID_DIGITS, messageSk, roomMessagesPk } from './keys';
+import { db, tableName } from './client';
+import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk } from './keys';
+import { isConditionFailure } from './transact';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -79,6 +82,150 @@ export const clientMessageGuardKey = (projectId: string, roomId: string, clientM
   pk: roomMessagesPk(projectId, roomId),
   sk: `CMID#${clientMessageId}`,
 });
+
+/** What a `clientMessageId` guard holds: the id and time its first use chose. */
+export interface ClientMessageReservation {
+  readonly id: number;
+  readonly createdAt: string;
+}
+
+/** The message with this id, `undefined` when there is none; an eventually consistent read unless `consistent: true`. */
+export async function findMessage(
+  projectId: string,
+  roomId: string,
+  messageId: number,
+  options: { consistent?: boolean } = {},
+): Promise<MessageItem | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: messageKey(projectId, roomId, messageId), ConsistentRead: options.consistent }),
+  );
+  return Item ? messageItem.parse(Item) : undefined;
+}
+
+/**
+ * Stores a new message, conditional on its id being free so no message ever overwrites another:
+ * `false` when the id is taken. A reply is also filed in its thread's partition of gsi1
+ * (breadth-first order, replies by parent).
+ */
+export async function putNewMessage(item: MessageItem): Promise<boolean> {
+  const threadKeys =
+    item.thread_root === undefined
+      ? {}
+      : {
+          gsi1pk: threadIndexPk(item.projectId, item.roomId, item.thread_root),
+          gsi1sk: threadIndexSk({ root: item.thread_root, depth: item.thread_depth ?? 1, path: item.thread_path ?? '' }, item.id),
+        };
+  try {
+    await db.send(
+      new PutCommand({ TableName: tableName, Item: { ...item, ...threadKeys }, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Reserves `clientMessageId` for `reservation` in its room: `false` when an earlier use holds it. */
+export async function reserveClientMessageId(
+  projectId: string,
+  roomId: string,
+  clientMessageId: string,
+  reservation: ClientMessageReservation,
+): Promise<boolean> {
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...clientMessageGuardKey(projectId, roomId, clientMessageId), messageId: reservation.id, createdAt: reservation.createdAt },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Moves a reservation from the id `previousId` (found taken) to `reservation.id`. Throws when the
+ * reservation no longer holds `previousId`: another attempt moved it first.
+ */
+export async function moveClientMessageReservation(
+  projectId: string,
+  roomId: string,
+  clientMessageId: string,
+  previousId: number,
+  reservation: ClientMessageReservation,
+): Promise<void> {
+  await db.send(
+    new PutCommand({
+      TableName: tableName,
+      Item: { ...clientMessageGuardKey(projectId, roomId, clientMessageId), messageId: reservation.id, createdAt: reservation.createdAt },
+      ConditionExpression: 'messageId = :previous',
+      ExpressionAttributeValues: { ':previous': previousId },
+    }),
+  );
+}
+
+/** The reservation of `clientMessageId` in its room (strongly consistent), `undefined` when it was never used. */
+export async function findClientMessageReservation(
+  projectId: string,
+  roomId: string,
+  clientMessageId: string,
+): Promise<ClientMessageReservation | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: clientMessageGuardKey(projectId, roomId, clientMessageId), ConsistentRead: true }),
+  );
+  return Item ? { id: Number(Item.messageId), createdAt: String(Item.createdAt) } : undefined;
+}
+
+const FIRST_MESSAGE_SK = `${MESSAGE_SK_PREFIX}${'0'.repeat(MESSAGE_ID_DIGITS)}`;
+const LAST_MESSAGE_SK = `${MESSAGE_SK_PREFIX}${'9'.repeat(MESSAGE_ID_DIGITS)}`;
+
+/**
+ * Up to `limit` messages of a room with ids after `after` and before `before` (both exclusive,
+ * either open), in one Query of the room's message partition, whose sort key is the id (and so the
+ * time): oldest first when `oldestFirst`, else newest first.
+ */
+export async function roomMessagesBetween(
+  projectId: string,
+  roomId: string,
+  range: { after?: number; before?: number; oldestFirst: boolean; limit: number; consistent?: boolean },
+): Promise<MessageItem[]> {
+  const from = range.after !== undefined ? messageSk(range.after + 1) : FIRST_MESSAGE_SK;
+  const to = range.before !== undefined ? messageSk(Math.max(range.before - 1, 0)) : LAST_MESSAGE_SK;
+  if (from > to) return [];
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': roomMessagesPk(projectId, roomId), ':from': from, ':to': to },
+      ScanIndexForward: range.oldestFirst,
+      Limit: range.limit,
+      ConsistentRead: range.consistent,
+    }),
+  );
+  return Items.map((raw) => messageItem.parse(raw));
+}
+
+/**
+ * Up to `limit` replies of the thread under `rootId`, breadth-first (one Query of the thread's gsi1
+ * partition, see {@link threadIndexSk}).
+ */
+export async function threadReplies(projectId: string, roomId: string, rootId: number, limit: number): Promise<MessageItem[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :thread',
+      ExpressionAttributeValues: { ':thread': threadIndexPk(projectId, roomId, rootId) },
+      Limit: limit,
+    }),
+  );
+  return Items.map((raw) => messageItem.parse(raw));
+}
 
 export function toMessage(item: MessageItem) {
   return {

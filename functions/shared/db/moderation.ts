@@ -1,4 +1,7 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { putAll } from './batch';
+import { db, tableName } from './client';
 import { projectPk } from './keys';
 
 /** The project's block list: case-insensitive substrings. */
@@ -28,8 +31,66 @@ export const moderationRecordItem = z.object({
 export type ModerationRecordItem = z.infer<typeof moderationRecordItem>;
 export const moderationRecordsPk = (projectId: string) => `${projectPk(projectId)}#MODERATION`;
 
-/** The project's automation log: what automatic rules did and why. */
+/** The project's automation log: what automatic rules did and why, sorted like the moderation records. */
+export const automationEventItem = z.object({
+  pk: z.string(),
+  sk: z.string(),
+  rule: z.literal('block_list'),
+  action: z.literal('label_message'),
+  label: z.literal('auto_flag'),
+  roomId: z.string(),
+  messageId: z.number().check(z.int()),
+  reason: z.string(),
+  createdAt: z.string(),
+});
+export type AutomationEventItem = z.infer<typeof automationEventItem>;
 export const automationEventsPk = (projectId: string) => `${projectPk(projectId)}#AUTOMATION`;
+
+export async function findBlockList(projectId: string): Promise<BlockListItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: blockListKey(projectId) }));
+  return Item ? blockListItem.parse(Item) : undefined;
+}
+
+export async function putBlockList(item: BlockListItem): Promise<void> {
+  await db.send(new PutCommand({ TableName: tableName, Item: item }));
+}
+
+export type AutoFlag = Omit<ModerationRecordItem, 'pk' | 'sk' | 'label' | 'createdAt'>;
+
+/**
+ * Writes the moderation record and the automation event of one flagged message in one request,
+ * keyed by when the flag was raised so the newest flags list first (even on backdated imports).
+ */
+export async function putAutoFlag(flag: AutoFlag, createdAt: string): Promise<void> {
+  const sortKey = `${createdAt}#${flag.roomId}#${flag.messageId}`;
+  const record: ModerationRecordItem = { pk: moderationRecordsPk(flag.projectId), sk: sortKey, label: 'auto_flag', createdAt, ...flag };
+  const automationEvent: AutomationEventItem = {
+    pk: automationEventsPk(flag.projectId),
+    sk: sortKey,
+    rule: 'block_list',
+    action: 'label_message',
+    label: 'auto_flag',
+    roomId: flag.roomId,
+    messageId: flag.messageId,
+    reason: flag.reason,
+    createdAt,
+  };
+  await putAll([record, automationEvent]);
+}
+
+/** The project's newest `limit` moderation records, newest first. */
+export async function newestModerationRecords(projectId: string, limit: number): Promise<ModerationRecordItem[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': moderationRecordsPk(projectId) },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return Items.map((raw) => moderationRecordItem.parse(raw));
+}
 
 export function toModerationRecord(item: ModerationRecordItem) {
   return {

@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
-import { projectPk, roomPk, userPk } from './keys';
+import { db, tableName } from './client';
+import { projectPk, userPk } from './keys';
+import { isConditionFailure, type TransactPart, transactWrite } from './transact';
 
 /**
- * Push targets (mobile devices and browser subscriptions), the room rosters that find a message's
- * recipients in one Query, the project's push configuration and VAPID key pair, and push records.
- * docs/data-model.md ("Push") has the access patterns.
+ * Push targets (mobile devices and browser subscriptions) with their holder records and version.
+ * The room rosters that find a message's recipients in one Query are in `./push-roster.ts`. The project's push
+ * configuration is in `./push-config.ts`, its VAPID key pair in `./push-vapid.ts`, push records in
+ * `./push-record.ts`. docs/data-model.md ("Push") has the access patterns.
  */
 
 export const DEVICE_PLATFORMS = ['fcm', 'android', 'apns', 'ios'] as const;
@@ -37,14 +41,13 @@ export const DEVICE_SK_PREFIX = 'DEV#';
  * made from an older version never overwrites a newer one.
  */
 export const targetsVersionKey = (projectId: string, userId: string) => ({ pk: userPushPk(projectId, userId), sk: 'VERSION' });
-export const bumpTargetsVersion = (projectId: string, userId: string, tableName: string) => ({
-  Update: {
-    TableName: tableName,
-    Key: targetsVersionKey(projectId, userId),
-    UpdateExpression: 'ADD v :one',
-    ExpressionAttributeValues: { ':one': 1 },
-  },
+const versionBump = (projectId: string, userId: string) => ({
+  TableName: tableName,
+  Key: targetsVersionKey(projectId, userId),
+  UpdateExpression: 'ADD v :one',
+  ExpressionAttributeValues: { ':one': 1 },
 });
+const bumpTargetsVersionPart = (projectId: string, userId: string): TransactPart => ({ Update: versionBump(projectId, userId) });
 /** Devices and web push subscriptions a user may hold each; a new one beyond it replaces the oldest. */
 export const MAX_TARGETS_PER_KIND = 10;
 export const WEB_SK_PREFIX = 'WEB#';
@@ -110,56 +113,241 @@ export function targetOf(item: DeviceItem | WebSubscriptionItem): PushTarget {
     : { kind: 'web', id: item.subscriptionId, endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth };
 }
 
-/**
- * A room's push roster: one item per member who has a target that may be sent to, holding those
- * targets. Sparse (members without targets have none), so one Query of the partition finds every
- * recipient of a message whatever the room's size, without a read per member.
- */
-export const rosterPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#PUSH`;
-export const rosterKey = (projectId: string, roomId: string, userId: string) => ({ pk: rosterPk(projectId, roomId), sk: `U#${userId}` });
-export const rosterItem = z.object({ userId: z.string(), targets: z.array(pushTarget), v: z.optional(z.number()) });
-export type RosterItem = z.infer<typeof rosterItem>;
+export type TargetKind = 'device' | 'web';
+export type TargetItem = DeviceItem | WebSubscriptionItem;
 
-/** The project's push configurations (one per environment) and its VAPID key pair share a partition. */
-export const pushConfigPk = (projectId: string) => `${projectPk(projectId)}#PUSHCFG`;
-export const PUSH_CONFIG_SK_PREFIX = 'ENV#';
-export const pushConfigKey = (projectId: string, environment: string) => ({
-  pk: pushConfigPk(projectId),
-  sk: `${PUSH_CONFIG_SK_PREFIX}${environment}`,
-});
-export const vapidKey = (projectId: string) => ({ pk: pushConfigPk(projectId), sk: 'VAPID' });
+export const targetKey = (kind: TargetKind, projectId: string, userId: string, targetId: string) =>
+  kind === 'device' ? deviceKey(projectId, userId, targetId) : webSubscriptionKey(projectId, userId, targetId);
 
-/**
- * A secret stored the way webhook secrets are (`functions/shared/sealing.ts`): plaintext where no
- * key is set (customers' keys only), else sealed, with the id of the key (absent on older values).
- */
-export const sealedSecret = z.union([
-  z.object({ secret: z.string() }),
-  z.object({ secretCiphertext: z.string(), secretIv: z.string(), secretKeyId: z.optional(z.string()) }),
-]);
+export async function findDevice(projectId: string, userId: string, deviceId: string): Promise<DeviceItem | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: deviceKey(projectId, userId, deviceId), ConsistentRead: true }),
+  );
+  return Item ? deviceItem.parse(Item) : undefined;
+}
 
-export const pushConfigItem = z.object({
-  environment: z.string(),
-  fcmServerKey: z.optional(sealedSecret),
-  fcmProjectId: z.optional(z.string()),
-  fcmServiceAccount: z.optional(sealedSecret),
-  apnsBundleId: z.optional(z.string()),
-  apnsUseSandbox: z.boolean(),
-  apnsKeyId: z.optional(z.string()),
-  apnsTeamId: z.optional(z.string()),
-  apnsPrivateKey: z.optional(sealedSecret),
-  webPushEnabled: z.boolean(),
-  updatedAt: z.string(),
-});
-export type PushConfigItem = z.infer<typeof pushConfigItem>;
+export async function findWebSubscription(
+  projectId: string,
+  userId: string,
+  subscriptionId: string,
+): Promise<WebSubscriptionItem | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: webSubscriptionKey(projectId, userId, subscriptionId), ConsistentRead: true }),
+  );
+  return Item ? webSubscriptionItem.parse(Item) : undefined;
+}
 
-export const vapidItem = z.object({ publicKey: z.string(), privateKey: sealedSecret, createdAt: z.string() });
-export type VapidItem = z.infer<typeof vapidItem>;
+/** The user holding a target now (consistent), `undefined` when nobody does. */
+export async function targetHolder(projectId: string, targetId: string): Promise<string | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: targetOwnerKey(projectId, targetId), ConsistentRead: true }));
+  return Item?.userId === undefined ? undefined : String(Item.userId);
+}
 
 /**
- * One notification sent to one target, for the client's delivery acknowledgement. Kept a month
- * (TTL); pk alone addresses it, so an acknowledgement is one conditional write.
+ * Writes a target row and makes `userId` its holder, in one transaction conditional on the holder
+ * still being `previousHolder` (as just read): a previous holder's row goes in the same write, and
+ * both users' targets versions move on. False when the holder changed meanwhile (another
+ * registration of the same token or endpoint won the race).
  */
-export const pushRecordKey = (projectId: string, pushId: string) => ({ pk: `${projectPk(projectId)}#PUSHREC#${pushId}`, sk: 'PUSH' });
-export const PUSH_RECORD_TTL_SECONDS = 30 * 86_400;
-export const PUSH_ID_PATTERN = /^push_[A-Za-z0-9]{16,40}$/;
+export async function claimTarget(
+  projectId: string,
+  userId: string,
+  item: TargetItem,
+  previousHolder: string | undefined,
+): Promise<boolean> {
+  const target = targetOf(item);
+  const ownerKey = targetOwnerKey(projectId, target.id);
+  const handedOver = previousHolder !== undefined && previousHolder !== userId;
+  try {
+    await transactWrite([
+      { Put: { TableName: tableName, Item: item } },
+      {
+        Put: {
+          TableName: tableName,
+          Item: { ...ownerKey, userId },
+          ...(previousHolder === undefined
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'userId = :previous', ExpressionAttributeValues: { ':previous': previousHolder } }),
+        },
+      },
+      bumpTargetsVersionPart(projectId, userId),
+      ...(handedOver
+        ? [
+            { Delete: { TableName: tableName, Key: targetKey(target.kind, projectId, previousHolder, target.id) } },
+            bumpTargetsVersionPart(projectId, previousHolder),
+          ]
+        : []),
+    ]);
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Updates a target row only while the fields its roster copies hold are unchanged: no version bump,
+ * so a target registered again as it stands costs one write. `undefined` in `set` removes the field.
+ * False when the row changed or went meanwhile.
+ */
+async function touchIfUnchanged(
+  key: Record<string, string>,
+  unchanged: Readonly<Record<string, string>>,
+  set: Readonly<Record<string, string | undefined>>,
+): Promise<boolean> {
+  const names: Record<string, string> = {};
+  const values: Record<string, string> = {};
+  const conditions = ['attribute_exists(pk)'];
+  for (const [field, value] of Object.entries(unchanged)) {
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    conditions.push(`#${field} = :${field}`);
+  }
+  const sets: string[] = [];
+  const removes: string[] = [];
+  for (const [field, value] of Object.entries(set)) {
+    names[`#${field}`] = field;
+    if (value === undefined) {
+      removes.push(`#${field}`);
+      continue;
+    }
+    values[`:${field}`] = value;
+    sets.push(`#${field} = :${field}`);
+  }
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+          .join(' ')
+          .trim(),
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Sets `updatedAt` of a device whose platform and token are as given; false when they are not (or it went). */
+export const touchDevice = (
+  projectId: string,
+  userId: string,
+  deviceId: string,
+  unchanged: { readonly platform: DevicePlatform; readonly token: string },
+  updatedAt: string,
+) => touchIfUnchanged(deviceKey(projectId, userId, deviceId), unchanged, { updatedAt });
+
+/** Sets (or removes) `userAgent` of a subscription whose endpoint and keys are as given; false when they are not (or it went). */
+export const touchWebSubscription = (
+  projectId: string,
+  userId: string,
+  subscriptionId: string,
+  unchanged: { readonly endpoint: string; readonly p256dh: string; readonly auth: string },
+  userAgent: string | undefined,
+) => touchIfUnchanged(webSubscriptionKey(projectId, userId, subscriptionId), unchanged, { userAgent });
+
+/**
+ * The user's own target row, its holder record (unless another user holds it now) and a version
+ * bump, all or nothing. False when the user holds no such row (another user's or project's id).
+ */
+export async function releaseTarget(projectId: string, userId: string, kind: TargetKind, targetId: string): Promise<boolean> {
+  try {
+    await transactWrite([
+      { Delete: { TableName: tableName, Key: targetKey(kind, projectId, userId, targetId), ConditionExpression: 'attribute_exists(pk)' } },
+      {
+        Delete: {
+          TableName: tableName,
+          Key: targetOwnerKey(projectId, targetId),
+          ConditionExpression: 'attribute_not_exists(pk) OR userId = :me',
+          ExpressionAttributeValues: { ':me': userId },
+        },
+      },
+      bumpTargetsVersionPart(projectId, userId),
+    ]);
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Deletes a target row with a version bump, then its holder record unless someone else claimed it meanwhile. */
+export async function deleteTarget(projectId: string, userId: string, kind: TargetKind, targetId: string): Promise<void> {
+  await transactWrite([
+    { Delete: { TableName: tableName, Key: targetKey(kind, projectId, userId, targetId) } },
+    bumpTargetsVersionPart(projectId, userId),
+  ]);
+  await db
+    .send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: targetOwnerKey(projectId, targetId),
+        ConditionExpression: 'userId = :me',
+        ExpressionAttributeValues: { ':me': userId },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}
+
+/** Moves the user's targets version on without another change (a subscription reached the failure gate). */
+export async function bumpTargetsVersion(projectId: string, userId: string): Promise<void> {
+  await db.send(new UpdateCommand(versionBump(projectId, userId)));
+}
+
+/**
+ * One push service answer on a subscription: accepted resets `failure_count` and sets
+ * `lastSentAt`, refused adds one. The count after the write, or `undefined` when the subscription
+ * is gone (unsubscribed while the push was in flight).
+ */
+export async function countWebPushOutcome(
+  projectId: string,
+  userId: string,
+  subscriptionId: string,
+  accepted: boolean,
+): Promise<number | undefined> {
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: webSubscriptionKey(projectId, userId, subscriptionId),
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(accepted
+          ? {
+              UpdateExpression: 'SET failure_count = :zero, lastSentAt = :now',
+              ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString() },
+            }
+          : { UpdateExpression: 'ADD failure_count :one', ExpressionAttributeValues: { ':one': 1 } }),
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.failure_count);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Sets a device's `lastSentAt`; a device removed meanwhile is left gone. */
+export async function markDeviceSent(projectId: string, userId: string, deviceId: string): Promise<void> {
+  await db
+    .send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: deviceKey(projectId, userId, deviceId),
+        ConditionExpression: 'attribute_exists(pk)',
+        UpdateExpression: 'SET lastSentAt = :now',
+        ExpressionAttributeValues: { ':now': new Date().toISOString() },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}

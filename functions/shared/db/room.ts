@@ -1,7 +1,9 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { getAll } from './batch';
 import { db, tableName } from './client';
 import { projectPk, roomPk } from './keys';
+import { isConditionFailure } from './transact';
 
 export const roomType = z.enum(['public', 'group', 'dm']);
 export type RoomType = z.infer<typeof roomType>;
@@ -51,3 +53,81 @@ export async function findRoom(projectId: string, roomId: string): Promise<RoomI
   const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: roomKey(projectId, roomId) }));
   return Item ? roomItem.parse(Item) : undefined;
 }
+
+/** Rooms by id, in no particular order; ids without a room are left out. */
+export async function findRooms(projectId: string, roomIds: readonly string[]): Promise<RoomItem[]> {
+  return (await getAll(roomIds.map((roomId) => roomKey(projectId, roomId)))).map((raw) => roomItem.parse(raw));
+}
+
+/** Writes a new room; `false` when the id is taken. */
+export async function putNewRoom(item: RoomItem): Promise<boolean> {
+  try {
+    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** The fields a room's owner may change; `null` removes one. */
+export interface RoomPatch {
+  readonly name?: string | null;
+  readonly description?: string | null;
+  readonly e2eEnabled?: boolean;
+}
+
+/** Applies `patch` and moves `updatedAt` on; `undefined` when there is no such room. */
+export async function updateRoomFields(projectId: string, roomId: string, patch: RoomPatch, now: string): Promise<RoomItem | undefined> {
+  const sets = ['updatedAt = :now'];
+  const removes: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':now': now };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    names[`#${field}`] = field;
+    if (value === null) removes.push(`#${field}`);
+    else {
+      sets.push(`#${field} = :${field}`);
+      values[`:${field}`] = value;
+    }
+  }
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: roomKey(projectId, roomId),
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return roomItem.parse(Attributes);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** One page of room ids under a gsi1 room list (`R#<roomId>` sort keys), after the `after` room; `more` when another page follows. */
+export async function roomIdsPage(
+  indexKey: string,
+  page: { after?: string; limit: number },
+): Promise<{ roomIds: string[]; more: boolean }> {
+  const { Items = [], LastEvaluatedKey } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: page.after === undefined ? 'gsi1pk = :pk' : 'gsi1pk = :pk AND gsi1sk > :after',
+      ExpressionAttributeValues: { ':pk': indexKey, ...(page.after === undefined ? {} : { ':after': roomIndexSk(page.after) }) },
+      Limit: page.limit,
+    }),
+  );
+  return { roomIds: Items.map((item) => String(item.roomId)), more: LastEvaluatedKey !== undefined };
+}
+
+/** One page of the project's public room directory. */
+export const publicRoomIdsPage = (projectId: string, page: { after?: string; limit: number }) =>
+  roomIdsPage(publicRoomsIndexKey(projectId), page);

@@ -1,5 +1,8 @@
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { db, tableName } from './client';
 import { roomPk, userPk } from './keys';
+import { isConditionFailure } from './transact';
 
 export const WATCH_TARGET_TYPES = ['room', 'user'] as const;
 export type WatchTargetType = (typeof WATCH_TARGET_TYPES)[number];
@@ -28,3 +31,60 @@ export const watcherKey = (projectId: string, type: WatchTargetType, targetId: s
   pk: watchersPk(projectId, type, targetId),
   sk: `U#${watcherId}`,
 });
+
+/** Up to `limit` watches of the watcher, in target order. */
+export async function watchesOf(projectId: string, watcherId: string, limit: number): Promise<WatchItem[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': watchlistPk(projectId, watcherId) },
+      Limit: limit,
+    }),
+  );
+  return Items.map((raw) => watchItem.parse(raw));
+}
+
+/** Files the watch in the watcher's list unless it is there already: `false` when it was. */
+export async function putWatchIfAbsent(projectId: string, watch: WatchItem): Promise<boolean> {
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...watchlistKey(projectId, watch.watcherId, watch.type, watch.targetId), ...watch },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Files the watch under its target (idempotent: a repeat rewrites it). */
+export async function putWatcher(projectId: string, watch: WatchItem): Promise<void> {
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: { ...watcherKey(projectId, watch.type, watch.targetId, watch.watcherId), ...watch } }),
+  );
+}
+
+/** Deletes the watch from both sides, in parallel. */
+export async function deleteWatch(projectId: string, watcherId: string, type: WatchTargetType, targetId: string): Promise<void> {
+  await Promise.all([
+    db.send(new DeleteCommand({ TableName: tableName, Key: watchlistKey(projectId, watcherId, type, targetId) })),
+    db.send(new DeleteCommand({ TableName: tableName, Key: watcherKey(projectId, type, targetId, watcherId) })),
+  ]);
+}
+
+/** The ids of the target's watchers: one Query of its watchers partition (pattern 18). */
+export async function watcherIdsOf(projectId: string, type: WatchTargetType, targetId: string): Promise<string[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': watchersPk(projectId, type, targetId) },
+    }),
+  );
+  return Items.map((raw) => watchItem.parse(raw).watcherId);
+}

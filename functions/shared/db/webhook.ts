@@ -1,8 +1,11 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { isConditionFailure } from './transact';
 
 /**
- * A webhook registration. The secret is either plaintext (`secret`) or AES-256-GCM ciphertext
+ * A webhook registration (deliveries are in `./webhook-delivery.ts`). The secret is either plaintext (`secret`) or AES-256-GCM ciphertext
  * (`secretCiphertext` + `secretIv`, base64, and the id of the key, `secretKeyId`), depending on
  * `WEBHOOK_SECRET_ENCRYPTION_KEY` (`functions/shared/sealing.ts`).
  */
@@ -30,52 +33,37 @@ export function toWebhook(item: WebhookItem) {
   return { id: item.webhookId, url: item.url, eventTypes: item.eventTypes, createdAt: item.createdAt, createdBy: item.createdBy };
 }
 
-export const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
-export type DeliveryStatus = z.infer<typeof deliveryStatus>;
-
-/**
- * One event on its way to one registration. `body` is the exact JSON sent on every attempt, so
- * the signature and `X-Service-Delivery-Id` stay the same across retries. gsi1 lists a project's
- * deliveries newest first.
- */
-export const deliveryItem = z.object({
-  pk: z.string(),
-  sk: z.literal('DELIVERY'),
-  gsi1pk: z.string(),
-  gsi1sk: z.string(),
-  projectId: z.string(),
-  deliveryId: z.string(),
-  webhookId: z.string(),
-  eventType: z.string(),
-  body: z.string(),
-  status: deliveryStatus,
-  attempt_count: z.number().check(z.int()),
-  next_attempt_at: z.nullable(z.string()),
-  last_http_status: z.nullable(z.number().check(z.int())),
-  last_error: z.nullable(z.string()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-export type DeliveryItem = z.infer<typeof deliveryItem>;
-
-export const deliveryKey = (projectId: string, deliveryId: string) => ({
-  pk: `${projectPk(projectId)}#WHD#${deliveryId}`,
-  sk: 'DELIVERY' as const,
-});
-export const deliveriesIndexKey = (projectId: string) => `${projectPk(projectId)}#WHDS`;
-
-export function toDelivery(item: DeliveryItem) {
-  return {
-    id: item.deliveryId,
-    webhookId: item.webhookId,
-    eventType: item.eventType,
-    status: item.status,
-    attempt_count: item.attempt_count,
-    next_attempt_at: item.next_attempt_at,
-    last_http_status: item.last_http_status,
-    last_error: item.last_error,
-    createdAt: item.createdAt,
-    updatedAt: item.updatedAt,
-  };
+/** Stores a new registration (its id is fresh, so an existing item means a collision and is refused). */
+export async function createWebhook(item: WebhookItem): Promise<void> {
+  await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 }
-export type Delivery = ReturnType<typeof toDelivery>;
+
+/** Every registration of a project: one Query. */
+export async function listWebhookItems(projectId: string): Promise<WebhookItem[]> {
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': webhooksPk(projectId) },
+    }),
+  );
+  return Items.map((raw) => webhookItem.parse(raw));
+}
+
+export async function findWebhook(projectId: string, webhookId: string): Promise<WebhookItem | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: webhookKey(projectId, webhookId) }));
+  return Item ? webhookItem.parse(Item) : undefined;
+}
+
+/** False when the project has no such registration. */
+export async function deleteWebhook(projectId: string, webhookId: string): Promise<boolean> {
+  try {
+    await db.send(
+      new DeleteCommand({ TableName: tableName, Key: webhookKey(projectId, webhookId), ConditionExpression: 'attribute_exists(pk)' }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}

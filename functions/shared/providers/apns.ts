@@ -1,16 +1,14 @@
 import { createHash, createPrivateKey } from 'node:crypto';
-import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type OutgoingHttpHeaders } from 'node:http2';
-import { rootCertificates } from 'node:tls';
 import { importPKCS8, SignJWT } from 'jose';
-import { config } from '#shared/config';
+import { OutboundError, send } from '#shared/outbound';
 import type { MobileSendResult } from '#shared/providers/fcm';
 
 /**
  * Apple Push Notification service over its HTTP/2 provider API, authenticated with a provider
- * token (a JWT signed with the team's `.p8` key). Not through `#shared/outbound`: APNs only speaks
- * HTTP/2, and Apple asks providers to keep one connection open and send many pushes on it rather
- * than connect per push. The base URL comes from settings (`functions/wiring/bindings.ts` `outboundHosts`),
- * so tests point it at a local server speaking the same protocol (`test/support/push/apns-server.ts`).
+ * token (a JWT signed with the team's `.p8` key), through `#shared/outbound`'s HTTP/2 path: one
+ * session per APNs host kept open and shared by the pushes, as Apple asks of providers. The base
+ * URL comes from settings (`functions/wiring/bindings.ts` `outboundHosts`), so tests point it at a
+ * local server speaking the same protocol (`test/support/push/apns-server.ts`).
  */
 
 /** A token-based APNs key: the key id and team id from the developer account, and the `.p8` file's content. */
@@ -74,9 +72,7 @@ export interface ApnsSendInput {
 export async function sendApns(input: ApnsSendInput): Promise<MobileSendResult> {
   const pushType = input.pushType ?? 'alert';
   const token = providerToken(input.credentials);
-  const headers: OutgoingHttpHeaders = {
-    ':method': 'POST',
-    ':path': `/3/device/${encodeURIComponent(input.token)}`,
+  const headers = {
     authorization: `bearer ${await token.jwt}`,
     'apns-topic': input.bundleId,
     'apns-push-type': pushType,
@@ -85,24 +81,26 @@ export async function sendApns(input: ApnsSendInput): Promise<MobileSendResult> 
     // One attempt, no storing: a chat notification for an offline device is stale by the time it is back.
     'apns-expiration': '0',
   };
-  const body = Buffer.from(JSON.stringify(input.payload), 'utf8');
-  const timeoutMs = input.timeoutMs ?? config.OUTBOUND_TIMEOUT_MS;
-  const deadline = Date.now() + timeoutMs;
-
-  const { session, reused } = sessionFor(input.baseUrl, input.ca);
-  let outcome = await exchange(session, headers, body, timeoutMs);
-  if (outcome.kind === 'unsent' && reused) {
-    // A kept connection can die unseen (Apple's GOAWAY, a frozen Lambda): a push APNs did not
-    // process is tried once on a new connection, as `#shared/outbound` does.
-    // `close` rather than `destroy`: other pushes' streams on it end by themselves.
-    session.close();
-    outcome = await exchange(sessionFor(input.baseUrl, input.ca).session, headers, body, Math.max(deadline - Date.now(), 1));
+  let answer: { status: number; body: Buffer };
+  try {
+    answer = await send({
+      target: 'provider',
+      protocol: 'http2',
+      method: 'POST',
+      url: new URL(`/3/device/${encodeURIComponent(input.token)}`, input.baseUrl),
+      headers,
+      body: JSON.stringify(input.payload),
+      ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+      ...(input.ca === undefined ? {} : { ca: input.ca }),
+    });
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    return { outcome: 'failed', reason: error.code === 'network' ? error.message : `${error.code}: ${error.message}` };
   }
-  if (outcome.kind !== 'answer') return { outcome: 'failed', reason: outcome.reason };
 
-  const { status } = outcome;
+  const { status } = answer;
   if (status === 200) return { outcome: 'sent' };
-  const reason = reasonOf(outcome.body);
+  const reason = reasonOf(answer.body);
   // 410: the app was uninstalled or the token expired; BadDeviceToken: never valid for this environment.
   if (status === 410 || (status === 400 && reason === 'BadDeviceToken')) return { outcome: 'dead_token' };
   // An expired token, or one Apple refuses (a key replaced under the same id): sign a new one next time.
@@ -153,116 +151,6 @@ async function signProviderToken(credentials: ApnsCredentials, issuedAt: number)
 function forgetProviderToken(credentials: ApnsCredentials, used: CachedProviderToken): void {
   const key = providerTokenKey(credentials);
   if (providerTokens.get(key) === used) providerTokens.delete(key);
-}
-
-/** Module scope: one HTTP/2 connection per APNs host (and trusted certificate), kept across pushes. */
-const sessions = new Map<string, ClientHttp2Session>();
-
-function sessionFor(baseUrl: string, ca: string | undefined): { session: ClientHttp2Session; reused: boolean } {
-  const key = `${baseUrl}\n${ca ?? ''}`;
-  const existing = sessions.get(key);
-  if (existing && !existing.closed && !existing.destroyed) return { session: existing, reused: true };
-  // `ca` alone would replace the public roots; the extra certificate is trusted beside them.
-  const session = connect(baseUrl, ca ? { ca: [...rootCertificates, ca] } : {});
-  const evict = () => {
-    if (sessions.get(key) === session) sessions.delete(key);
-  };
-  // Listening for 'error' is what keeps a failed connection from crashing the process; its streams
-  // are destroyed with the error and report it themselves.
-  session.on('error', evict);
-  // After a GOAWAY the connection takes no new streams; the ones under way finish on it.
-  session.on('goaway', evict);
-  session.on('close', evict);
-  // An idle connection must not keep a process alive; a push under way holds its own timer.
-  session.unref();
-  sessions.set(key, session);
-  return { session, reused: false };
-}
-
-type Exchange =
-  | { readonly kind: 'answer'; readonly status: number; readonly body: Buffer }
-  /** Failed in a way that shows APNs did not process the push: safe to send again. */
-  | { readonly kind: 'unsent'; readonly reason: string }
-  | { readonly kind: 'failed'; readonly reason: string };
-
-/**
- * Failures that mean the push was never processed: the connection was closing or closed when the
- * stream was opened, the stream was still waiting for the connection, or the kept connection
- * turned out dead when written to. A stream APNs refused (`REFUSED_STREAM`, what streams past a
- * GOAWAY get) is unprocessed by definition (RFC 9113 §8.7).
- */
-const UNSENT_CODES = new Set([
-  'ERR_HTTP2_GOAWAY_SESSION',
-  'ERR_HTTP2_INVALID_SESSION',
-  'ERR_HTTP2_STREAM_CANCEL',
-  'ECONNRESET',
-  'EPIPE',
-  'ECONNABORTED',
-]);
-
-/** One request on one stream; settles by `timeoutMs` at the latest, cancelling the stream. */
-function exchange(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body: Buffer, timeoutMs: number): Promise<Exchange> {
-  return new Promise((resolve) => {
-    let settled = false;
-    let stream: ClientHttp2Stream | undefined;
-    let status: number | undefined;
-    const finish = (outcome: Exchange) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => {
-      finish({ kind: 'failed', reason: `timeout: no answer within ${timeoutMs} ms` });
-      stream?.close(constants.NGHTTP2_CANCEL);
-    }, timeoutMs);
-    const broken = (error: unknown) => {
-      const reason = describe(error);
-      const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
-      const unsent = status === undefined && (stream?.rstCode === constants.NGHTTP2_REFUSED_STREAM || UNSENT_CODES.has(code));
-      finish({ kind: unsent ? 'unsent' : 'failed', reason });
-    };
-
-    try {
-      stream = session.request(headers);
-    } catch (error) {
-      // The session closed or got a GOAWAY between the lookup and now.
-      return broken(error);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('response', (answer) => {
-      status = Number(answer[':status']);
-    });
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > config.OUTBOUND_MAX_RESPONSE_BYTES) {
-        finish({ kind: 'failed', reason: `response_too_large: the answer is larger than ${config.OUTBOUND_MAX_RESPONSE_BYTES} bytes` });
-        stream?.close(constants.NGHTTP2_CANCEL);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.on('end', () => {
-      if (status === undefined) return broken(new Error('the stream ended without an answer'));
-      finish({ kind: 'answer', status, body: Buffer.concat(chunks, size) });
-    });
-    stream.on('error', broken);
-    stream.on('close', () => broken(new Error(`the stream closed before the answer was complete (code ${stream?.rstCode})`)));
-    stream.end(body);
-  });
-}
-
-/**
- * The failure a stream reports. Streams still waiting for the connection are cancelled with
- * `ERR_HTTP2_STREAM_CANCEL` whose cause is the connection's error (a TLS refusal, say): the cause
- * is the useful part.
- */
-function describe(error: unknown): string {
-  const actual = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (!(actual instanceof Error)) return String(actual);
-  const code = (actual as NodeJS.ErrnoException).code;
-  return code ? `${code}: ${actual.message}` : actual.message;
 }
 
 /** APNs answers errors as `{ "reason": "BadDeviceToken" }`. */

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pushRecordKey } from '#shared/db/push';
+import { pushRecordKey } from '#shared/db/push-record';
 import { api, uniqueId } from '../../support/api';
 import { describeTenantMatrix, expectAllNotFound, tenantsBeforeAll } from '../../support/matrices/tenant-driver';
 import { fcmToken, pushEndpoint, seedPushRecord, subscriptionKeys } from '../../support/push/fixtures';

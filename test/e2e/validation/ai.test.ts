@@ -159,9 +159,9 @@ const agentTextVariants = (key: string, options: { required?: boolean; nullable?
   [`${key} blank`, set(key, '   '), `body.${key}`] as Variant,
 ];
 
-/** Agent handles: 2-32 of [a-z0-9-], starting with a letter. */
+/** Agent handles: 2-32 of [a-z0-9-], starting with a letter; optional (derived from the name when absent). */
 const handleVariants = (): Variant[] => [
-  ...textVariants('handle', { required: true }),
+  ...textVariants('handle'),
   ['handle of one character', set('handle', 'a'), 'body.handle'],
   ['handle of 33 characters', set('handle', long(33)), 'body.handle'],
   ['handle in upper case', set('handle', 'Support'), 'body.handle'],

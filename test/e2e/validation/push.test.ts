@@ -1,6 +1,6 @@
 import { createECDH, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { vapidKey } from '#shared/db/push';
+import { vapidKey } from '#shared/db/push-vapid';
 import { api, createTestProject, type TestProject, uniqueId } from '../../support/api';
 import {
   type Body,

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook';
+import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
 import { api, createTestProject, type TestProject, uniqueId } from '../../support/api';
 import {
   type Body,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { type RoomSummaryItem, roomSummaryKey } from '#shared/db/ai';
 import { threadIndexPk } from '#shared/db/message';
+import { type RoomSummaryItem, roomSummaryKey } from '#shared/db/room-summary';
 import { type ApiOptions, api, runtime } from '../api';
 import { raw, table } from '../raw-table';
 

@@ -1,6 +1,6 @@
 import { createECDH, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { PUSH_RECORD_TTL_SECONDS, pushRecordKey } from '#shared/db/push';
+import { PUSH_RECORD_TTL_SECONDS, pushRecordKey } from '#shared/db/push-record';
 import { raw, table } from '../raw-table';
 
 /**

@@ -1,0 +1,91 @@
+import * as z from '#shared/schema';
+import { tableName } from './client';
+import { roomPk } from './keys';
+import {
+  DEVICE_SK_PREFIX,
+  type DeviceItem,
+  deviceItem,
+  pushTarget,
+  userPushPk,
+  WEB_SK_PREFIX,
+  type WebSubscriptionItem,
+  webSubscriptionItem,
+} from './push';
+import { queryAll } from './query';
+import type { TransactPart } from './transact';
+
+/**
+ * A room's push roster: one item per member who has a target that may be sent to, holding copies
+ * of those targets and the version of the user's targets they were made from. Sparse (members
+ * without targets have none), so one Query of the partition finds every recipient of a message
+ * whatever the room's size, without a read per member. docs/data-model.md ("Push") has the
+ * access patterns.
+ */
+
+export const rosterPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#PUSH`;
+export const rosterKey = (projectId: string, roomId: string, userId: string) => ({ pk: rosterPk(projectId, roomId), sk: `U#${userId}` });
+export const rosterItem = z.object({ userId: z.string(), targets: z.array(pushTarget), v: z.optional(z.number()) });
+export type RosterItem = z.infer<typeof rosterItem>;
+
+/** Every entry of a room's roster: one Query per 1 MB page, about a thousand members' targets each. */
+export async function roomRoster(projectId: string, roomId: string): Promise<RosterItem[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': rosterPk(projectId, roomId) },
+    ProjectionExpression: 'userId, targets',
+  });
+  return items.map((item) => rosterItem.parse(item));
+}
+
+export interface UserTargets {
+  readonly items: readonly (DeviceItem | WebSubscriptionItem)[];
+  readonly version: number;
+}
+
+/**
+ * What a roster entry is made of: the user's targets and their version, read together with one
+ * consistent Query of the user's push partition (`./push.ts` owns those items).
+ */
+export async function userTargets(projectId: string, userId: string): Promise<UserTargets> {
+  const raw = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': userPushPk(projectId, userId) },
+    ConsistentRead: true,
+  });
+  let version = 0;
+  const items = raw.flatMap((item): (DeviceItem | WebSubscriptionItem)[] => {
+    const sk = String(item.sk);
+    if (sk.startsWith(DEVICE_SK_PREFIX)) return [deviceItem.parse(item)];
+    if (sk.startsWith(WEB_SK_PREFIX)) return [webSubscriptionItem.parse(item)];
+    if (sk === 'VERSION') version = Number(item.v ?? 0);
+    return [];
+  });
+  return { items, version };
+}
+
+/** Written only over a copy made from the same or an older version of the user's targets. */
+const notNewer = (version: number) => ({
+  ConditionExpression: 'attribute_not_exists(v) OR v <= :v',
+  ExpressionAttributeValues: { ':v': version },
+});
+
+/** Puts the user's entry, unless a copy made from newer targets is there. */
+export const rosterEntryPutPart = (
+  projectId: string,
+  roomId: string,
+  userId: string,
+  targets: readonly z.infer<typeof pushTarget>[],
+  version: number,
+): TransactPart => ({
+  Put: { TableName: tableName, Item: { ...rosterKey(projectId, roomId, userId), userId, targets, v: version }, ...notNewer(version) },
+});
+
+/** Deletes the user's entry because their targets went: unless a copy made from newer targets is there. */
+export const rosterEntryDeleteOlderPart = (projectId: string, roomId: string, userId: string, version: number): TransactPart => ({
+  Delete: { TableName: tableName, Key: rosterKey(projectId, roomId, userId), ...notNewer(version) },
+});
+
+/** Deletes the user's entry whatever it holds: the caller makes it conditional on the membership being gone. */
+export const rosterEntryDeletePart = (projectId: string, roomId: string, userId: string): TransactPart => ({
+  Delete: { TableName: tableName, Key: rosterKey(projectId, roomId, userId) },
+});
