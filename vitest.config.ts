@@ -34,7 +34,18 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 240_000, hookTimeout: 240_000 } },
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 240_000,
+          // Files of a worker share their modules, so the chat-stack suite (a file per area) synthesizes
+          // the app once per worker (test/support/chat-stack/synthesized.ts) and aws-cdk-lib loads once.
+          isolate: false,
+        },
+      },
     ],
   },
 });

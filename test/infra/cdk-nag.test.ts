@@ -73,7 +73,7 @@ describe('cdk-nag AwsSolutions checks', () => {
 
   it('fail the synth on an unacknowledged warning as well', () => {
     // Prepare: a table without point-in-time recovery (AwsSolutions-DDB3 is warning-level; the rule reads
-    // AWS::DynamoDB::Table only, so the chat table's PITR is asserted in chat-stack.test.ts instead)
+    // AWS::DynamoDB::Table only, so the chat table's PITR is asserted in chat-stack/root.test.ts instead)
     const app = newApp();
     const { stack } = createChatApp(app, { nagChecks: true });
     new Table(stack, 'UnreviewedTable', { partitionKey: { name: 'id', type: AttributeType.STRING } });

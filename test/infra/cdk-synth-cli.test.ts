@@ -249,7 +249,7 @@ describe('npx cdk synth', () => {
 
   it('bundles the Secrets Manager reader (shared/secrets.ts) into every function bound to a secret', () => {
     // Not the converse: every HTTP handler bundles it through functions/edge/http.ts, whose `operator`
-    // auth reads the operator key, so the route's auth (checked in chat-stack.test.ts), not the bundle,
+    // auth reads the operator key, so the route's auth (checked in chat-stack/least-privilege.test.ts), not the bundle,
     // says which functions read that secret.
     const mismatches: string[] = [];
     for (const fn of lambdaFunctions()) {
