@@ -191,13 +191,12 @@ describe('APIs', () => {
   });
 
   it('lets browsers send every x- header an HTTP API handler reads (X-Service-Project-Id of web push included)', () => {
-    // Every module of the HTTP handlers, and the shared wrapper that authenticates them.
-    const sources = [
-      ...readdirSync(path.join(functionsDir, 'http'), { recursive: true, encoding: 'utf8' })
+    // Every module of the HTTP handlers, and of the edge whose middlewares authenticate them.
+    const sources = ['http', 'edge'].flatMap((folder) =>
+      readdirSync(path.join(functionsDir, folder), { recursive: true, encoding: 'utf8' })
         .filter((file) => file.endsWith('.ts'))
-        .map((file) => path.join(functionsDir, 'http', file)),
-      path.join(functionsDir, 'edge/http.ts'),
-    ];
+        .map((file) => path.join(functionsDir, folder, file)),
+    );
     const read = new Set(
       sources.flatMap((file) =>
         [...readFileSync(file, 'utf8').matchAll(/headers\[['"](x-[a-z-]+)['"]\]/g)].map((match) => match[1] as string),
