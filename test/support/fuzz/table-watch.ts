@@ -48,7 +48,8 @@ function canonical(value: unknown): string {
  * suite writes to (the fuzz suite starts its own).
  */
 export class TableWatch {
-  private readonly client: DynamoDBClient;
+  /** Open to tests that set up table state the API cannot reach in time (a rate-limit window ahead). */
+  readonly client: DynamoDBClient;
   private snapshot: Map<string, string> | undefined;
   /** Full scans made, for the suite's summary. */
   scans = 0;
