@@ -119,6 +119,30 @@ describe('POST /webhooks/register with unknown event types', () => {
     expect(refused.body.error.message).not.toContain('message.created');
     expect(await listOf(project)).toEqual([]);
   });
+
+  it('suggests the type meant for a near miss (message.create → message.created)', async () => {
+    // Prepare
+    const project = await createTestProject('webhooks');
+
+    // Act
+    const refused = await registerAs({ apiKey: project.apiKey }, { url: URL_OK, eventTypes: ['message.create', 'room.teleported'] });
+
+    // Assess
+    expect(refused).toMatchObject({
+      status: 400,
+      body: {
+        error: {
+          code: 'unknown_event_type',
+          details: [
+            {
+              field: 'body.eventTypes',
+              message: 'unknown event types `message.create` (did you mean `message.created`?), `room.teleported`',
+            },
+          ],
+        },
+      },
+    });
+  });
 });
 
 describe.each([

@@ -13,11 +13,11 @@ export const FUTURE_SKEW_MS = 5 * 60_000;
 export const attachmentsSchema = z
   .array(
     z.string().check(
-      z.maxLength(2048, 'an attachment URL is at most 2048 characters'),
+      z.maxLength(2048),
       z.refine((value) => parseHttpUrl(value) !== undefined, 'must be an http or https URL'),
     ),
   )
-  .check(z.maxLength(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`));
+  .check(z.maxLength(MAX_ATTACHMENTS));
 
 const createdAtSchema = z.string().check(
   z.superRefine((value, context) => {
@@ -35,9 +35,7 @@ const createdAtSchema = z.string().check(
 
 /** Fields every entry point accepts; `userId` and `createdAt` need admin rights (checked in the pipeline). */
 export const messageFields = {
-  content: z
-    .string()
-    .check(z.minLength(1, 'must not be empty'), z.maxLength(config.MESSAGE_MAX_LENGTH, `at most ${config.MESSAGE_MAX_LENGTH} characters`)),
+  content: z.string().check(z.minLength(1), z.maxLength(config.MESSAGE_MAX_LENGTH)),
   parent_id: z.nullish(z.number().check(z.int(), z.positive())),
   attachments: z.optional(attachmentsSchema),
   clientMessageId: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_CLIENT_MESSAGE_ID_LENGTH))),

@@ -3,8 +3,9 @@ import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import * as registrations from '#shared/db/webhook';
 import { listWebhookItems, toWebhook, type WebhookItem, webhookKey } from '#shared/db/webhook';
+import { closestMatch } from '#shared/did-you-mean';
 import { BadRequestError, NotFoundError } from '#shared/errors';
-import { isEventType } from '#shared/events';
+import { EVENT_TYPES, isEventType } from '#shared/events';
 import { logger } from '#shared/logger';
 import { assertAllowedTargetUrl } from '#shared/outbound-guard';
 import { type SealBinding, UnsealError } from '#shared/sealing';
@@ -31,9 +32,13 @@ export async function registerWebhook(
 ) {
   const unknown = input.eventTypes.filter((type) => !isEventType(type));
   if (unknown.length > 0) {
+    const named = unknown.map((type) => {
+      const near = closestMatch(type, EVENT_TYPES);
+      return near === undefined ? `\`${type}\`` : `\`${type}\` (did you mean \`${near}\`?)`;
+    });
     throw new BadRequestError(
-      `Unknown event types: ${unknown.join(', ')}`,
-      [{ field: 'body.eventTypes', message: `unknown: ${unknown.join(', ')}` }],
+      `Unknown event types: ${named.join(', ')}`,
+      [{ field: 'body.eventTypes', message: `unknown event types ${named.join(', ')}` }],
       'unknown_event_type',
     );
   }

@@ -9,7 +9,7 @@ export function signatureFrom(bodySignature: string | undefined, headers: Header
   const signature = bodySignature ?? headers['x-service-signature'] ?? headers['x-webhook-signature'];
   if (!signature) {
     throw new BadRequestError('A signature is required (body field, X-Service-Signature or X-Webhook-Signature)', [
-      { field: 'body.signature', message: 'required' },
+      { field: 'body.signature', message: 'is required (or the X-Service-Signature header)' },
     ]);
   }
   return signature.trim();
@@ -40,7 +40,7 @@ export function verdictOn(
   if ((timestamp === undefined) !== (deliveryId === undefined)) {
     const missing = timestamp === undefined ? 'timestamp' : 'deliveryId';
     throw new BadRequestError('timestamp and deliveryId go together (the timestamped signature covers both)', [
-      { field: `body.${missing}`, message: 'required with the other' },
+      { field: `body.${missing}`, message: `is required with \`${missing === 'timestamp' ? 'deliveryId' : 'timestamp'}\`` },
     ]);
   }
   if (timestamp === undefined || deliveryId === undefined) {
@@ -50,7 +50,7 @@ export function verdictOn(
   const signature = (request.signature ?? headers['x-service-signature-v2'])?.trim();
   if (!signature) {
     throw new BadRequestError('A signature is required (body field or X-Service-Signature-V2)', [
-      { field: 'body.signature', message: 'required' },
+      { field: 'body.signature', message: 'is required (or the X-Service-Signature-V2 header)' },
     ]);
   }
   const verdict = verifyTimestampedSignature(secret ?? '', { timestamp, deliveryId, body: request.body, signature });

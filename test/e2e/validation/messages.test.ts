@@ -1,4 +1,4 @@
-import { beforeAll, describe, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { api, type TestProject, uniqueId } from '../../support/api';
 import {
   type Body,
@@ -160,6 +160,7 @@ describe('query parameters', () => {
     { query: 'limit=101', field: 'query.limit' },
     { query: 'before=x', field: 'query.before' },
     { query: 'after=-1', field: 'query.after' },
+    { query: 'before=5&after=1', field: 'query' },
   ])('GET /rooms/{roomId}/messages?$query → 400 naming $field', async ({ query, field }) => {
     // Act
     const response = await api(`/rooms/${roomId}/messages?${query}`, { token: adminToken });
@@ -174,5 +175,25 @@ describe('query parameters', () => {
 
     // Assess
     expectInvalid(response, 'query.limit');
+  });
+});
+
+describe('plain wording', () => {
+  it('names the key meant by an unknown one, and says what a field must be', async () => {
+    // Act
+    const misspelt = await api('/messages', { token: adminToken, body: { roomId, content: 'hi', parentId: 1 } });
+    const missing = await api('/messages', { token: adminToken, body: { roomId } });
+    const tooLong = await api('/messages', { token: adminToken, body: { roomId, content: long(4001) } });
+    const fraction = await api(`/rooms/${roomId}/messages?limit=1.5`, { token: adminToken });
+
+    // Assess
+    expect(misspelt.body.error).toEqual({
+      code: 'validation_failed',
+      message: 'Invalid request: body: unknown field `parentId` (did you mean `parent_id`?)',
+      details: [{ field: 'body', message: 'unknown field `parentId` (did you mean `parent_id`?)' }],
+    });
+    expect(missing.body.error.details).toEqual([{ field: 'body.content', message: 'is required (a string)' }]);
+    expect(tooLong.body.error.details).toEqual([{ field: 'body.content', message: 'must be at most 4000 characters' }]);
+    expect(fraction.body.error.details).toEqual([{ field: 'query.limit', message: 'must be an integer' }]);
   });
 });

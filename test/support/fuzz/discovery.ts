@@ -8,7 +8,7 @@ import { fieldValue, keyOf, oddChar } from './arbitraries';
  * themselves (nothing in the wiring table or the handler modules exports them), so the suite asks
  * each route: the `validation_failed` details of an empty object name the required fields and
  * their types, and those of an object holding every word of the API's vocabulary name the fields
- * the route knows (a strict body calls the others "Unrecognized keys"). A new route is learnt the
+ * the route knows (a strict body calls the others "unknown fields"). A new route is learnt the
  * same way, with no test code of its own.
  */
 
@@ -36,35 +36,28 @@ export interface Shape {
 
 export const emptyShape: Shape = { fields: new Map(), strict: false };
 
-/** Reads zod's English messages: "expected string, received undefined", 'expected one of "a"|"b"'. */
+/**
+ * Reads the service's validation messages (`functions/shared/schema-messages.ts`): "is required
+ * (a string)", "must be an integer", "must be one of `a`, `b` or `c`".
+ */
 export function hintOf(message: string): Hint {
-  const options = /expected one of (.+)$/.exec(message)?.[1];
+  const options = /one of (.+?)(?:\)|;|$)/.exec(message)?.[1];
   if (options) {
-    const parsed = options.split('|').flatMap((option) => {
-      try {
-        return [JSON.parse(option) as unknown];
-      } catch {
-        return [];
-      }
-    });
+    const parsed = [...options.matchAll(/`([^`]*)`/g)].map((match) => match[1] as string);
     if (parsed.length > 0) return { kind: 'enum', options: parsed };
   }
-  const expected = /expected (\w+)/.exec(message)?.[1];
-  switch (expected) {
-    case 'string':
+  const noun = /^(?:must be|is required \() ?(a string|a number|an integer|true or false|an array|an object)/.exec(message)?.[1];
+  switch (noun) {
+    case 'a string':
       return { kind: 'string' };
-    case 'number':
-    case 'int':
-    case 'bigint':
+    case 'a number':
+    case 'an integer':
       return { kind: 'number' };
-    case 'boolean':
+    case 'true or false':
       return { kind: 'boolean' };
-    case 'array':
-    case 'tuple':
+    case 'an array':
       return { kind: 'array' };
-    case 'record':
-    case 'object':
-    case 'map':
+    case 'an object':
       return { kind: 'object' };
     default:
       return { kind: 'unknown' };
@@ -91,10 +84,13 @@ function fieldName(detail: Detail, prefix: string): string | undefined {
   return name ? name : undefined;
 }
 
+/** The keys of "unknown fields `a`, `b` (did you mean `c`?)": the suggestions are known keys, not refused ones. */
 const unrecognized = (details: readonly Detail[]) =>
   details
-    .filter((detail) => /^Unrecognized keys?:/.test(detail.message))
-    .flatMap((detail) => [...detail.message.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => JSON.parse(`"${match[1]}"`) as string));
+    .filter((detail) => /^unknown fields? /.test(detail.message))
+    .flatMap((detail) =>
+      [...detail.message.replace(/ \(did you mean `[^`]*`\?\)/g, '').matchAll(/`([^`]*)`/g)].map((match) => match[1] as string),
+    );
 
 /**
  * Learns a shape by two probes. `probe` sends an object and returns the details of the refusal
@@ -109,7 +105,7 @@ export async function discoverShape(
   const fields = new Map<string, Field>();
   for (const detail of await probe(base)) {
     const name = fieldName(detail, options.prefix);
-    if (name && !(name in base)) fields.set(name, { hint: hintOf(detail.message), required: /received undefined/.test(detail.message) });
+    if (name && !(name in base)) fields.set(name, { hint: hintOf(detail.message), required: /^is required/.test(detail.message) });
   }
   const candidates = options.vocabulary.filter((word) => !(word in base));
   const everything = { ...Object.fromEntries(candidates.map((word) => [word, {}])), ...base };
