@@ -1,8 +1,9 @@
 import { logger } from '#shared/logger';
 
 /**
- * One error family for every handler. Only instances below 500 reach the client with their
- * message; a 5xx keeps its code but shows a generic message (see {@link errorAnswer}).
+ * One error family for every handler. Only instances below 500 and {@link NotConfiguredError}s
+ * reach the client with their message; any other 5xx keeps its code but shows a generic message
+ * (see {@link errorAnswer}).
  */
 export class HttpError extends Error {
   constructor(
@@ -81,6 +82,17 @@ export class RateLimitedError extends HttpError {
   }
 }
 
+/**
+ * 503 for a feature the operator has not set up (`ai_not_configured`). The cause is a setting, not
+ * a fault: its message names the setting to make, which is no secret, so it reaches the client as
+ * written, and nobody needs a trace id to learn what to do.
+ */
+export class NotConfiguredError extends HttpError {
+  constructor(code: string, message: string) {
+    super(503, code, message);
+  }
+}
+
 export class RoomNotFoundError extends NotFoundError {
   constructor() {
     super('room_not_found', 'Room not found');
@@ -101,13 +113,14 @@ export interface ErrorAnswer {
 
 /**
  * What the client is told about a failure, on every transport (HTTP, SSE, WebSocket). A 4xx is the
- * client's to fix, so its message and details go out as written. A 5xx is ours: its message may
+ * client's to fix, so its message and details go out as written, and so does a
+ * {@link NotConfiguredError}, whose message names a setting. Any other 5xx is ours: its message may
  * name tables, hosts or provider answers, so the client gets the code, a generic message and the
  * trace id to quote, and the log gets the rest. Anything not an `HttpError` is a 500.
  */
 export function errorAnswer(error: unknown, traceId?: string): ErrorAnswer {
   const quote = traceId ? `; quote trace id ${traceId}` : '';
-  if (error instanceof HttpError && error.statusCode < 500) {
+  if (error instanceof HttpError && (error.statusCode < 500 || error instanceof NotConfiguredError)) {
     return { status: error.statusCode, body: error.toJSON(), headers: { ...error.headers } };
   }
   if (error instanceof HttpError) {

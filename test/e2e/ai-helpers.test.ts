@@ -16,6 +16,7 @@ const MODELS = { summary: 'summary-model', suggest: 'suggest-model', main: 'main
 const SUMMARY_SYSTEM = 'You summarize chat threads';
 const ROOM_SUMMARY_SYSTEM = 'You summarize chat rooms';
 const PROMPT_MAX_CHARS = 6000;
+const AI_KEY = 'sk-ai-helpers-key-0123456789abcdef';
 
 let local: LocalProcess;
 let call: ReturnType<typeof clientOf>;
@@ -32,6 +33,9 @@ beforeAll(async () => {
       // The default, stated: the shared runtime's environment, which this process inherits, raises it.
       RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE: '10',
       AI_BASE_URL: ai.url,
+      AI_API_KEY: AI_KEY,
+      // The provider failures' warn lines are read below.
+      POWERTOOLS_LOG_LEVEL: 'WARN',
       AI_MODEL: MODELS.main,
       AI_SUGGEST_MODEL: MODELS.suggest,
       AI_SUMMARY_MODEL: MODELS.summary,
@@ -256,6 +260,48 @@ describe('thread summary', () => {
     expect(garbage).toMatchObject({ status: 502, body: { error: { code: 'ai_bad_response' } } });
     expect(slow).toMatchObject({ status: 502, body: { error: { code: 'ai_timeout' } } });
   });
+
+  it('logs ai.provider_failed with the sanitized reason (HTTP 401, HTTP 500, time-out), never the key or the prompt', async () => {
+    // Arrange
+    const author = await user();
+    const roomId = await room([author]);
+    const secretWords = unique('prompt-words');
+    const root = await post(author, roomId, `${secretWords} root`);
+    await post(author, roomId, `${secretWords} one`, root);
+    await post(author, roomId, `${secretWords} two`, root);
+    await eventually('indexed', async () => (await summarize(author, roomId, root)).status === 200);
+    const failureLines = () =>
+      local
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"ai.provider_failed"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const before = failureLines().length;
+
+    // Act
+    ai.reply({ status: 401, times: 1 });
+    await summarize(author, roomId, root);
+    ai.reply({ status: 500, times: 2 });
+    await summarize(author, roomId, root);
+    ai.reply({ delayMs: 1500, times: 2 });
+    await summarize(author, roomId, root);
+    ai.reset();
+
+    // Assess
+    const lines = await eventually('three failures logged', async () => {
+      const logged = failureLines().slice(before);
+      return logged.length >= 3 && logged;
+    });
+    expect(lines.map((line) => line.reason)).toEqual([
+      'the AI provider answered HTTP 401 (invalid_api_key)',
+      'the AI provider answered HTTP 500 (server_error) (2 attempts)',
+      'the AI provider did not answer within 800 ms (2 attempts)',
+    ]);
+    expect(lines.map((line) => line.code)).toEqual(['ai_provider_error', 'ai_provider_error', 'ai_timeout']);
+    const logged = JSON.stringify(lines);
+    expect(logged).not.toContain(AI_KEY);
+    expect(logged).not.toContain(secretWords);
+  });
 });
 
 describe('reply suggestions', () => {
@@ -424,6 +470,8 @@ describe('without AI_BASE_URL', () => {
 
       // Assess
       expect(summary).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });
+      // A setting is the cause, so the answer says which, rather than hiding behind a trace id.
+      expect(summary.body.error.message).toContain('set AI_BASE_URL');
       expect(suggestions).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });
       expect(created.status).toBe(201);
       expect(invoked).toMatchObject({ status: 503, body: { error: { code: 'ai_not_configured' } } });

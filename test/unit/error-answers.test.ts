@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { AiNotConfiguredError } from '#domain/ai/assistant';
 import { errorFrame } from '#edge/frames';
 import { httpHandler } from '#edge/http';
 import { wsHandler } from '#edge/ws';
@@ -28,6 +29,17 @@ describe('errorAnswer', () => {
     expect(answer.body.error.code).toBe(code);
     expect(answer.body.error.message).toContain('trace-123');
     expect(JSON.stringify(answer.body)).not.toContain('chat-prod');
+  });
+
+  it('passes the message of a 503 whose cause is a setting (NotConfiguredError): it names the setting to make', () => {
+    // Act
+    const answer = errorAnswer(new AiNotConfiguredError(), 'trace-123');
+
+    // Assess
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('ai_not_configured');
+    expect(answer.body.error.message).toMatch(/^AI is not configured on this service: set AI_BASE_URL /);
+    expect(answer.body.error.message).not.toContain('trace-123');
   });
 
   it('passes a 4xx message, details and headers through', () => {

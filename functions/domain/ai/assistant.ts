@@ -1,7 +1,7 @@
 import { countInvocation, requireQuota } from '#domain/ai/quota';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
-import { BadRequestError, ConflictError, HttpError } from '#shared/errors';
+import { BadRequestError, ConflictError, HttpError, NotConfiguredError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { AiProviderError, type ChatMessage, chatCompletion } from '#shared/providers/ai';
 import { secretValue } from '#shared/secrets';
@@ -14,9 +14,13 @@ import { secretValue } from '#shared/secrets';
 
 export type AiPurpose = 'thread_summary' | 'room_summary' | 'handoff_summary' | 'suggestions' | 'agent';
 
-export class AiNotConfiguredError extends HttpError {
+export class AiNotConfiguredError extends NotConfiguredError {
   constructor() {
-    super(503, 'ai_not_configured', 'AI is not configured on this service (AI_BASE_URL)');
+    super(
+      'ai_not_configured',
+      'AI is not configured on this service: set AI_BASE_URL to an OpenAI-compatible base URL including /v1 ' +
+        '(an environment variable locally, a CDK context key on AWS), for example http://127.0.0.1:11434/v1 for Ollama',
+    );
   }
 }
 
@@ -115,7 +119,9 @@ export async function askAi(
     return { content: completion.content.trim(), model: completion.model || model };
   } catch (error) {
     if (!(error instanceof AiProviderError)) throw error;
-    logger.warn('ai.provider_failed', { projectId, purpose, model, code: error.code, status: error.status });
+    // The reason is built from fixed words, a status and the provider's error code (never the key
+    // or the prompt): what an operator needs to tell a wrong URL from a wrong key or a slow model.
+    logger.warn('ai.provider_failed', { projectId, purpose, model, code: error.code, status: error.status, reason: error.message });
     throw new HttpError(502, error.code, `The AI provider failed (${error.code})`);
   }
 }
