@@ -155,17 +155,42 @@ export async function signUserToken(
 const knownRoles = (value: unknown): Role[] =>
   Array.isArray(value) ? value.filter((role): role is Role => (ROLES as readonly unknown[]).includes(role)) : [];
 
+/** An API key pasted where a user JWT goes (`Authorization: Bearer ck_...`): worth its own hint. */
+export const looksLikeApiKey = (credential: string) => credential.startsWith('ck_');
+
+const API_KEY_AS_TOKEN =
+  'This is a project API key, not a user JWT: send it in the X-Service-Api-Key header (on the routes that take one), ' +
+  'and give users a token from POST /auth/token';
+
+/** Why jose refused a claim, for the 401's message: names only claims, which the caller wrote. */
+function claimProblem(error: InstanceType<typeof joseErrors.JWTClaimValidationFailed>): string {
+  const claim = `\`${error.claim}\``;
+  if (error.reason === 'missing') {
+    return error.claim === 'exp'
+      ? `The token has no ${claim} claim: every token must expire (exp, in seconds since 1970)`
+      : `The token has no ${claim} claim`;
+  }
+  if (error.reason === 'invalid') return `The token's ${claim} claim must be a number of seconds since 1970`;
+  if (error.claim === 'nbf') return `The token is not valid yet (its ${claim} claim is in the future)`;
+  if (error.claim === 'iat') return `The token's ${claim} claim is in the future`;
+  return `The token's ${claim} claim is not accepted`;
+}
+
 /**
  * Verifies a user JWT: the unverified `projectId` claim only selects which secret to try; the
- * signature, the HS256 allow-list and `exp` decide. Tokens without roles are plain members.
+ * signature, the HS256 allow-list and `exp` decide. Tokens without roles are plain members. Each
+ * refusal says what to change (a claim missing, the algorithm, the secret), never anything the
+ * caller did not send.
  */
 export async function authenticateToken(token: string): Promise<UserPrincipal> {
+  if (looksLikeApiKey(token)) throw new UnauthorizedError('invalid_token', API_KEY_AS_TOKEN);
   let projectId: unknown;
   try {
     projectId = decodeJwt(token).projectId;
   } catch {
-    throw new UnauthorizedError('invalid_token', 'The token is not a JWT');
+    throw new UnauthorizedError('invalid_token', 'The token is not a JWT (three base64url parts separated by dots)');
   }
+  if (projectId === undefined) throw new UnauthorizedError('invalid_token', 'The token has no `projectId` claim naming its project');
   const project = typeof projectId === 'string' ? await loadProject(projectId) : undefined;
   if (!project) throw new UnauthorizedError('invalid_token', 'The token does not name a known project');
   let key: CryptoKey;
@@ -179,8 +204,12 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
   }
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ALGORITHMS, requiredClaims: ['exp'] });
-    const userId = idSchema.safeParse(typeof payload.userId === 'string' ? payload.userId : payload.sub);
-    if (!userId.success) throw new UnauthorizedError('invalid_token', 'The token names no valid user id');
+    const claimed = typeof payload.userId === 'string' ? payload.userId : payload.sub;
+    if (claimed === undefined) throw new UnauthorizedError('invalid_token', 'The token has no `userId` claim (nor `sub`) naming its user');
+    const userId = idSchema.safeParse(claimed);
+    if (!userId.success) {
+      throw new UnauthorizedError('invalid_token', "The token's user id must be 1-128 characters of letters, digits and _ . : @ -");
+    }
     // A customer's backend signs its own tokens: one naming an agent's user would speak as the agent.
     if (reservedPrefixOf('user', userId.data) !== undefined) {
       throw new UnauthorizedError('invalid_token', 'The token names a user id the service reserves');
@@ -190,6 +219,14 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token_expired', 'The token has expired');
     if (error instanceof UnauthorizedError) throw error;
+    if (error instanceof joseErrors.JWTClaimValidationFailed) throw new UnauthorizedError('invalid_token', claimProblem(error));
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw new UnauthorizedError('invalid_token', 'The token must be signed with HS256');
+    if (error instanceof joseErrors.JWSSignatureVerificationFailed) {
+      throw new UnauthorizedError(
+        'invalid_token',
+        "The token's signature does not verify: sign it with HS256, keyed with the project's signingSecret as a UTF-8 string",
+      );
+    }
     throw new UnauthorizedError('invalid_token', 'The token is not valid');
   }
 }

@@ -167,6 +167,7 @@ describe('customer-minted tokens (jose SignJWT HS256 with the signing secret)', 
       variant: 'signed with another secret',
       make: (p: TestProject) => customerToken(p, { userId: 'mallory' }, { secret: 'another-secret-of-sufficient-length-0123' }),
       code: 'invalid_token',
+      says: "The token's signature does not verify: sign it with HS256, keyed with the project's signingSecret as a UTF-8 string",
     },
     {
       variant: 'with alg none',
@@ -196,11 +197,25 @@ describe('customer-minted tokens (jose SignJWT HS256 with the signing secret)', 
           .setExpirationTime('10m')
           .sign(secretBytes(p.signingSecret)),
       code: 'invalid_token',
+      says: 'The token must be signed with HS256',
     },
     {
       variant: 'without exp',
       make: (p: TestProject) => customerToken(p, { userId: 'mallory' }, { expiresAt: null }),
       code: 'invalid_token',
+      says: 'The token has no `exp` claim: every token must expire (exp, in seconds since 1970)',
+    },
+    {
+      variant: 'whose exp is not a number',
+      make: (p: TestProject) => customerToken(p, { userId: 'mallory', exp: 'tomorrow' }, { expiresAt: null }),
+      code: 'invalid_token',
+      says: "The token's `exp` claim must be a number of seconds since 1970",
+    },
+    {
+      variant: 'without a projectId claim',
+      make: (p: TestProject) => customerToken(p, { userId: 'mallory', projectId: undefined }),
+      code: 'invalid_token',
+      says: 'The token has no `projectId` claim naming its project',
     },
     {
       variant: 'naming an unknown project',
@@ -211,8 +226,15 @@ describe('customer-minted tokens (jose SignJWT HS256 with the signing secret)', 
       variant: 'without any user (no userId, no sub)',
       make: (p: TestProject) => customerToken(p, {}),
       code: 'invalid_token',
+      says: 'The token has no `userId` claim (nor `sub`) naming its user',
     },
     { variant: 'that is not a JWT', make: async () => 'definitely-not-a-jwt', code: 'invalid_token' },
+    {
+      variant: "that is the project's API key",
+      make: async (p: TestProject) => p.apiKey,
+      code: 'invalid_token',
+      says: 'This is a project API key, not a user JWT: send it in the X-Service-Api-Key header (on the routes that take one), and give users a token from POST /auth/token',
+    },
     {
       variant: 'whose projectId claim is longer than a key may be',
       make: async () => `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ projectId: 'p'.repeat(2100) })}.x`,
@@ -238,16 +260,32 @@ describe('customer-minted tokens (jose SignJWT HS256 with the signing secret)', 
       make: (p: TestProject) => customerToken(p, { userId: 'late' }, { expiresAt: Math.floor(Date.now() / 1000) - 60 }),
       code: 'token_expired',
     },
-  ])('a token $variant', ({ make, code }) => {
-    it(`is refused with 401 ${code}`, async () => {
-      // Prepare
-      const token = await make(project);
+  ] as { variant: string; make: (p: TestProject) => Promise<string>; code: string; says?: string }[])(
+    'a token $variant',
+    ({ make, code, says }) => {
+      it(`is refused with 401 ${code}${says ? ' saying what to change' : ''}`, async () => {
+        // Prepare
+        const token = await make(project);
 
-      // Act
-      const listed = await api('/rooms', { token });
+        // Act
+        const listed = await api('/rooms', { token });
 
-      // Assess
-      expect(listed).toMatchObject({ status: 401, body: { error: { code } } });
+        // Assess
+        expect(listed).toMatchObject({ status: 401, body: { error: { code, ...(says ? { message: says } : {}) } } });
+      });
+    },
+  );
+
+  it('an API key sent as a bearer token to an API-key route is told to use X-Service-Api-Key', async () => {
+    // Act
+    const minted = await api('/auth/token', { headers: { authorization: `Bearer ${project.apiKey}` }, body: { userId: 'ops' } });
+
+    // Assess
+    expect(minted).toMatchObject({
+      status: 401,
+      body: {
+        error: { code: 'missing_credentials', message: 'The API key goes in the X-Service-Api-Key header, not in Authorization: Bearer' },
+      },
     });
   });
 

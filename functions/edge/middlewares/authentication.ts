@@ -1,6 +1,14 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { authenticateApiKey, authenticateToken, bearerToken, constantTimeEqual, type Principal, requireRole } from '#shared/auth';
+import {
+  authenticateApiKey,
+  authenticateToken,
+  bearerToken,
+  constantTimeEqual,
+  looksLikeApiKey,
+  type Principal,
+  requireRole,
+} from '#shared/auth';
 import { NotFoundError, UnauthorizedError } from '#shared/errors';
 import type { HttpRoute } from '#wiring';
 
@@ -44,7 +52,12 @@ async function authenticate(route: HttpRoute, event: CredentialEvent, options: A
     }
     case 'apiKey': {
       const apiKey = headers['x-service-api-key'];
-      if (!apiKey) throw new UnauthorizedError('missing_credentials', 'The X-Service-Api-Key header is required');
+      if (!apiKey) {
+        const message = looksLikeApiKey(bearerToken(headers.authorization) ?? '')
+          ? 'The API key goes in the X-Service-Api-Key header, not in Authorization: Bearer'
+          : 'The X-Service-Api-Key header is required';
+        throw new UnauthorizedError('missing_credentials', message);
+      }
       return authenticateApiKey(apiKey);
     }
     case 'user':
