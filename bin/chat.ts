@@ -12,6 +12,7 @@ export {};
 const usage = `usage:
   npm run chat -- project create <name> [--id <projectId>]
   npm run chat -- project rotate-keys <projectId> [--signing-secret] [--keep-api-key]
+  npm run chat -- --help
 env: CHAT_URL (default http://127.0.0.1:8787), CHAT_OPERATOR_KEY (required)`;
 
 function fail(message: string): never {
@@ -24,6 +25,27 @@ function option(args: string[], name: string): string | undefined {
   return index >= 0 ? args[index + 1] : undefined;
 }
 
+/**
+ * What to say about a refused call. A `/platform` route answers a bare 404 when the server has no
+ * operator key (the routes do not exist then), which alone reads like a wrong URL: say both.
+ */
+function refusal(baseUrl: string, status: number, text: string): string {
+  let code: unknown;
+  try {
+    code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+  } catch {
+    code = undefined;
+  }
+  if (status !== 404 || (code !== undefined && code !== 'not_found')) return `${status} ${text}`;
+  return [
+    `${status} ${text}`,
+    `${baseUrl} has no /platform routes. Was the server started with an operator key? ` +
+      'Locally, start it with CHAT_OPERATOR_KEY set (at least 16 characters) and use the same value here; ' +
+      'on AWS, CHAT_OPERATOR_KEY is the operator-key secret (OperatorKeySecretArn output). ' +
+      'Check too that CHAT_URL is the service base URL.',
+  ].join('\n');
+}
+
 async function call(path: string, body: unknown): Promise<unknown> {
   const baseUrl = (process.env.CHAT_URL ?? 'http://127.0.0.1:8787').replace(/\/$/, '');
   const operatorKey = process.env.CHAT_OPERATOR_KEY || fail(`CHAT_OPERATOR_KEY is not set\n${usage}`);
@@ -33,17 +55,20 @@ async function call(path: string, body: unknown): Promise<unknown> {
     body: JSON.stringify(body),
   }).catch((error: Error) => fail(`Cannot reach ${baseUrl}: ${error.message}`));
   const text = await response.text();
-  if (!response.ok) fail(`${response.status} ${text}`);
+  if (!response.ok) fail(refusal(baseUrl, response.status, text));
   return JSON.parse(text);
 }
 
-const [area, command, ...rest] = process.argv.slice(2);
-if (area !== 'project') fail(usage);
-if (command === 'create') {
+const args = process.argv.slice(2);
+const [area, command, ...rest] = args;
+if (args.includes('--help') || args.includes('-h') || area === 'help') {
+  // Asked for: the usage is the answer, on stdout, and not a failure.
+  console.log(usage);
+} else if (area === 'project' && command === 'create') {
   const name = rest.find((arg, index) => !arg.startsWith('--') && rest[index - 1] !== '--id') ?? fail(usage);
   const projectId = option(rest, '--id');
   console.log(JSON.stringify(await call('/platform/projects', { name, ...(projectId ? { projectId } : {}) }), null, 2));
-} else if (command === 'rotate-keys') {
+} else if (area === 'project' && command === 'rotate-keys') {
   const projectId = rest.find((arg) => !arg.startsWith('--')) ?? fail(usage);
   const body = { apiKey: !rest.includes('--keep-api-key'), signingSecret: rest.includes('--signing-secret') };
   console.log(JSON.stringify(await call(`/platform/projects/${encodeURIComponent(projectId)}/rotate-keys`, body), null, 2));
