@@ -61,6 +61,21 @@ describe('POST /events', () => {
     expect(origin.ofType('event')).toEqual([]);
   });
 
+  it('carries data whose keys are named like Object members (constructor) intact, rather than failing to store them', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+    const witness = await join(roomId, owner.token);
+    const data = { constructor: 'x', nested: { constructor: { deep: true } }, list: [{ constructor: 1 }] };
+
+    // Act
+    const response = await api('/events', { token: owner.token, body: { roomIds: [roomId], name: 'odd-keys', data } });
+    const delivered = await witness.next((frame) => frame.type === 'event');
+
+    // Assess
+    expect(response.status).toBe(202);
+    expect(delivered).toEqual({ type: 'event', roomId, event: 'odd-keys', data, userId: owner.userId });
+  });
+
   it('reaches every connection, sender included, without excludeSocketId; an API key event names no user', async () => {
     // Prepare
     const { owner, roomId } = await room();

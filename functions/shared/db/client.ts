@@ -11,7 +11,12 @@ import { boundIfSet } from '#shared/bindings';
 export const dynamo = new DynamoDBClient({ maxAttempts: 3, ...sdkClientDefaults });
 
 export const db = DynamoDBDocumentClient.from(dynamo, {
-  marshallOptions: { removeUndefinedValues: true },
+  marshallOptions: {
+    removeUndefinedValues: true,
+    // Client JSON (event data, frames) may hold an object with a key `constructor`, which the
+    // marshaller takes for a class instance and refuses unless told to write it as a map.
+    convertClassInstanceToMap: true,
+  },
 });
 
 /** Empty on functions without table access (they never send a table request). */
