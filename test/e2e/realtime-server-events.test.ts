@@ -76,6 +76,22 @@ describe('POST /events', () => {
     expect(delivered).toEqual({ type: 'event', roomId, event: 'odd-keys', data, userId: owner.userId });
   });
 
+  it('refuses data with an empty key at any depth (DynamoDB stores no such map) with 400 naming body.data', async () => {
+    // Prepare
+    const { owner, roomId } = await room();
+
+    // Act
+    const response = await api('/events', { token: owner.token, body: { roomIds: [roomId], name: 'empty-key', data: { a: [{ '': 1 }] } } });
+
+    // Assess
+    expect(response).toMatchObject({
+      status: 400,
+      body: {
+        error: { code: 'validation_failed', details: [{ field: 'body.data', message: 'must not have an empty key, at any depth' }] },
+      },
+    });
+  });
+
   it('reaches every connection, sender included, without excludeSocketId; an API key event names no user', async () => {
     // Prepare
     const { owner, roomId } = await room();
