@@ -477,7 +477,10 @@ describe('the excerpt instead of an AI summary', () => {
     expect(taken.contextSummary.split('\n')).toEqual(
       contents.slice(1).map((content) => expect.stringMatching(new RegExp(`^\\[\\d+\\] ${cast.owner.userId}: ${content}$`))),
     );
-    expect((await handoffOf(roomId, { token: cast.moderator.token })).body).toMatchObject({ state: 'human_active', contextSource: 'excerpt' });
+    expect((await handoffOf(roomId, { token: cast.moderator.token })).body).toMatchObject({
+      state: 'human_active',
+      contextSource: 'excerpt',
+    });
   });
 
   it('is empty for a room without messages', async () => {
