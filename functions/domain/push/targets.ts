@@ -1,4 +1,4 @@
-import { syncRosters, userTargets } from '#domain/push/rosters';
+import { syncRosters } from '#domain/push/rosters';
 import * as targets from '#shared/db/push';
 import {
   type DeviceItem,
@@ -44,7 +44,7 @@ export function toWebSubscription(item: WebSubscriptionItem) {
   };
 }
 
-const targetItems = async (projectId: string, userId: string) => (await userTargets(projectId, userId)).items;
+const targetItems = async (projectId: string, userId: string) => (await targets.userTargets(projectId, userId)).items;
 
 export async function listDevices(projectId: string, userId: string) {
   return (await targetItems(projectId, userId)).filter((item): item is DeviceItem => 'deviceId' in item).map(toDevice);
