@@ -181,7 +181,7 @@ async function releaseTarget(
   userId: string,
   kind: targets.TargetKind,
   targetId: string,
-  code: string,
+  code: 'device_not_found' | 'subscription_not_found',
   message: string,
 ): Promise<void> {
   // Only a failed condition means "not yours"; a conflict is retried, then stays a retryable 5xx.
