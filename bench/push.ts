@@ -91,6 +91,8 @@ async function measure({ service, log }: Context) {
     // 2. Finding the recipients: the roster Query, at 10 and 1,000 subscribed members.
     let realTargets: Awaited<ReturnType<typeof pushRoster>> = [];
     const rosters: Record<string, { members: number; requests: number; readUnits: number; byCommand: Record<string, number> }> = {};
+    // Rosters follow the joins' events (PushRosterKeeper), so the consumers run from here on.
+    runtime.startConsumers();
     for (const size of ROSTER_SIZES) {
       const members = await subscribeMembers(`roster${size}`, size);
       const roomId = `roster-${size}`;
@@ -98,6 +100,7 @@ async function measure({ service, log }: Context) {
         roomId,
         members.map((member) => member.userId),
       );
+      await waitForRoster(() => pushRoster(project.projectId, roomId), size);
       // The joins' events are still being handled in this process (their subscribers read the
       // table through the same client): only once those are done does the recorder see the roster
       // read alone.
@@ -153,11 +156,11 @@ async function measure({ service, log }: Context) {
 
     // 4. Message → push receipt, room of 100 subscribed members, through the event stream, the
     // dispatcher and (past PUSH_INLINE_RECIPIENTS) the push queue's senders.
-    runtime.startConsumers();
     const members = await subscribeMembers('latency', LATENCY_MEMBERS);
     const author = { userId: 'latency-author', token: await project.token('latency-author') };
     const roomId = 'latency-room';
     await roomWith(roomId, [author.userId, ...members.map((member) => member.userId)]);
+    await waitForRoster(() => pushRoster(project.projectId, roomId), members.length);
     const endpoints = new Set(members.map((member) => member.endpoint));
     const latencies: number[] = [];
     const poller = setInterval(recordArrival, 2);
@@ -180,6 +183,14 @@ async function measure({ service, log }: Context) {
     return { encrypt, rosters, sender, latency };
   } finally {
     await pushService.close();
+  }
+}
+
+async function waitForRoster(read: () => Promise<readonly unknown[]>, size: number) {
+  const deadline = Date.now() + 30_000;
+  while ((await read()).length < size) {
+    if (Date.now() > deadline) throw new Error(`push bench: the room's push roster did not reach ${size} entries in time`);
+    await sleep(50);
   }
 }
 

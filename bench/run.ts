@@ -23,7 +23,9 @@
  *   BENCH_INIT_RUNS=5         fresh node processes per module init figure
  *   BENCH_RECEIVERS=10,100,1000  realtime room sizes
  *   BENCH_SOKETI=1            also measure Soketi as a realtime baseline (or `npm run bench -- --soketi`);
- *                             without it the realtime section reports the service and the plain ws server
+ *                             without it the realtime section reports the service and the plain ws server.
+ *                             Soketi is no dependency of the project: the first such run installs it
+ *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, webhooks,
  *                             events, push, ai, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc

@@ -134,7 +134,7 @@ ${app.stacks.map((stack) => `| ${stack.name} | ${stack.resources} | ${round(stac
     );
     return `## CDK stacks and synth time
 
-CloudFormation refuses a stack with more than 500 resources or a template over 1 MB (and a nested stack with more than 200 parameters or outputs); a route costs about 8 resources (function, role, policy, log group, error alarm, permission, integration, route). The root stack holds what the areas share and one nested stack per area of the wiring table, so each area counts against its own limits. The projection adds ${PROJECTED_ROUTES} routes and five event subscribers over the areas still to come, as \`test/infra/stack-limits.test.ts\` does. \`npx cdk synth\` with every function bundled (what \`cdk deploy\` starts with): ${result.cliSynthSeconds === null ? `failed: ${result.cliError}` : `${result.cliSynthSeconds} s`}.
+CloudFormation refuses a stack with more than 500 resources or a template over 1 MB (and a nested stack with more than 200 parameters or outputs); a route costs about 8 resources (function, role, policy, log group, error alarm, permission, integration, route). The root stack holds what the areas share and one nested stack per area of the wiring table, so each area counts against its own limits. The projection adds ${PROJECTED_ROUTES} routes and five event subscribers in new areas, as \`test/infra/stack-limits.test.ts\` does. \`npx cdk synth\` with every function bundled (what \`cdk deploy\` starts with): ${result.cliSynthSeconds === null ? `failed: ${result.cliError}` : `${result.cliSynthSeconds} s`}.
 
 ${apps.join('\n\n')}
 

@@ -59,10 +59,13 @@ export function countBy(names: readonly string[], by: number, digits = 3): Recor
   return Object.fromEntries(Object.entries(counts).map(([name, count]) => [name, round(count / by, digits)]));
 }
 
-/** An installed package's version (from node_modules: some packages do not export package.json). */
-export function versionOf(name: string): string {
+/**
+ * An installed package's version (from node_modules: some packages do not export package.json), in
+ * the project's install or another folder's (`bench/soketi`).
+ */
+export function versionOf(name: string, installDir = repoRoot): string {
   try {
-    return (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(installDir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
   }

@@ -10,8 +10,14 @@ const DEMO_PROJECT_ID = 'demo';
 
 const inMemory = process.argv.includes('--in-memory');
 const dataDir = inMemory ? undefined : resolve(process.env.CHAT_DATA_DIR ?? '.data');
+/** A start that cannot go on says why in one line (what to change or install), never with a stack trace. */
+function cannotStart(reason: string): never {
+  console.error(`Could not start: ${reason}`);
+  process.exit(1);
+}
+
 const port = Number(process.env.PORT ?? 8787);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) cannotStart(`PORT must be a port number, not ${process.env.PORT}`);
 
 const settingNames = [
   'CHAT_OPERATOR_KEY',
@@ -44,10 +50,13 @@ const runtime = await startLocalRuntime({
   beforeReady: async () => {
     apiKey = await ensureDemoProject();
   },
-}).catch((error: Error) => {
-  console.error(`Could not start: ${error.message}`);
-  process.exit(1);
-});
+}).catch((error: NodeJS.ErrnoException) =>
+  cannotStart(
+    error.code === 'EADDRINUSE'
+      ? `port ${port} is in use (another \`npm start\`?): stop what holds it, or choose another port (\`PORT=0 npm start\` takes a free one)`
+      : error.message,
+  ),
+);
 
 let stopping = false;
 const stop = async (signal: string) => {
@@ -89,13 +98,32 @@ async function ensureDemoProject(): Promise<string> {
   return apiKey;
 }
 
+/** Whether AI answers here, and from where: `503 ai_not_configured` is otherwise the first a newcomer hears of it. */
+async function aiSummary(): Promise<string> {
+  const { aiBaseUrl, modelFor } = await import('#domain/ai/assistant');
+  const baseUrl = aiBaseUrl();
+  if (!baseUrl) return 'off: set AI_BASE_URL (and AI_MODEL), e.g. AI_BASE_URL=http://127.0.0.1:11434/v1 AI_MODEL=llama3.2 for Ollama';
+  const models = { agents: modelFor('agent'), suggestions: modelFor('suggestions'), summaries: modelFor('thread_summary') };
+  const distinct = new Set(Object.values(models));
+  const named =
+    distinct.size === 1
+      ? `model ${models.agents}`
+      : `models: ${Object.entries(models)
+          .map(([purpose, model]) => `${purpose} ${model}`)
+          .join(', ')}`;
+  return `on: ${baseUrl}, ${named}`;
+}
+
 const base = runtime.baseUrl;
-console.log(`Chat service ready in ${Date.now() - started} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
+const readyMs = Date.now() - started;
+const ai = await aiSummary();
+console.log(`Chat service ready in ${readyMs} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
   Base URL:    ${base}
   WebSocket:   ${base.replace('http', 'ws')}/ws/rooms/<roomId>?token=<JWT>  (user channel: /ws/user/<userId>?token=<JWT>)
   SSE:         ${base}/rooms/<roomId>/stream?token=<JWT>
   Project id:  ${DEMO_PROJECT_ID}
   API key:     ${apiKey}
+  AI:          ${ai}
   Operator:    ${process.env.CHAT_OPERATOR_KEY ? 'POST /platform/projects enabled' : 'set CHAT_OPERATOR_KEY to enable /platform routes'}
 
 Try it:

@@ -1,10 +1,10 @@
-import { type BackoffSettings, backoffDelay, ReconnectCurve } from './backoff';
-import { ChatError, classify, retryAfterMs, toChatError } from './errors';
-import { PollingTransport } from './polling-transport';
-import { SseTransport } from './sse-transport';
-import type { ClientServices, RoomTransport, TransportHost } from './transport';
-import type { ConnectionState, Transport } from './types';
-import { explainRefusal, WebSocketTransport } from './websocket-transport';
+import { type BackoffSettings, backoffDelay, ReconnectCurve } from './backoff.js';
+import { ChatError, classify, retryAfterMs, toChatError } from './errors.js';
+import { PollingTransport } from './polling-transport.js';
+import { SseTransport } from './sse-transport.js';
+import type { ClientServices, RoomTransport, TransportHost } from './transport.js';
+import type { ConnectionState, Transport } from './types.js';
+import { explainRefusal, WebSocketTransport } from './websocket-transport.js';
 
 const TRANSPORTS: Record<Transport, new (host: TransportHost) => RoomTransport> = {
   websocket: WebSocketTransport,

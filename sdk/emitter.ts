@@ -1,5 +1,5 @@
-import { toChatError } from './errors';
-import type { RoomClientEvents } from './types';
+import { toChatError } from './errors.js';
+import type { RoomClientEvents } from './types.js';
 
 type Listener = (...args: any[]) => void;
 

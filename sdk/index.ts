@@ -2,11 +2,11 @@
  * The chat service's browser and Node client for one room: WebSocket, then SSE, then polling, with
  * reconnects, resume and de-duplication. No dependencies; see `sdk/README.md`.
  */
-export { type BackoffSettings, backoffDelay, DEFAULT_BACKOFF, parseBackoff } from './backoff';
-export { ChatError } from './errors';
-export { RESUME_OVERLAP, SeenIds } from './message-ids';
-export { createRoomClient } from './room-client';
-export { type SseEvent, SseParser } from './sse-parser';
+export { type BackoffSettings, backoffDelay, DEFAULT_BACKOFF, parseBackoff } from './backoff.js';
+export { ChatError } from './errors.js';
+export { RESUME_OVERLAP, SeenIds } from './message-ids.js';
+export { createRoomClient } from './room-client.js';
+export { type SseEvent, SseParser } from './sse-parser.js';
 export type {
   ConnectionState,
   FetchLike,
@@ -21,4 +21,4 @@ export type {
   Transport,
   WebSocketConstructor,
   WebSocketLike,
-} from './types';
+} from './types.js';

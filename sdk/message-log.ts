@@ -1,6 +1,6 @@
-import { SeenIds } from './message-ids';
-import type { RoomRest } from './rest';
-import type { Message } from './types';
+import { SeenIds } from './message-ids.js';
+import type { RoomRest } from './rest.js';
+import type { Message } from './types.js';
 
 /** A resume pages through at most this many pages (100,000 messages) before going live. */
 const MAX_CATCH_UP_PAGES = 1000;

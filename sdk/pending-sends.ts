@@ -1,6 +1,6 @@
-import type { ChatError } from './errors';
-import type { MessageInput } from './rest';
-import type { Message } from './types';
+import type { ChatError } from './errors.js';
+import type { MessageInput } from './rest.js';
+import type { Message } from './types.js';
 
 interface PendingSend {
   readonly input: MessageInput;

@@ -1,5 +1,5 @@
-import { type ChatError, classify, retryAfterMs, toChatError } from './errors';
-import { type RoomTransport, superseded, type TransportHost } from './transport';
+import { type ChatError, classify, retryAfterMs, toChatError } from './errors.js';
+import { type RoomTransport, superseded, type TransportHost } from './transport.js';
 
 /** The room by `GET /rooms/{roomId}/messages?after=` every `pollIntervalMs`: the transport that works through anything that lets REST through. */
 export class PollingTransport implements RoomTransport {

@@ -1,4 +1,4 @@
-import type { RoomEmitter } from './emitter';
+import type { RoomEmitter } from './emitter.js';
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 

@@ -1,7 +1,7 @@
-import { ChatError, errorFromBody, toChatError } from './errors';
-import type { ClientSettings } from './settings';
-import type { Message } from './types';
-import { messagesIn } from './wire-messages';
+import { ChatError, errorFromBody, toChatError } from './errors.js';
+import type { ClientSettings } from './settings.js';
+import type { Message } from './types.js';
+import { messagesIn } from './wire-messages.js';
 
 const PAGE_SIZE = 100;
 const REQUEST_TIMEOUT_MS = 15_000;

@@ -1,12 +1,12 @@
-import { ConnectionManager } from './connection-manager';
-import { RoomEmitter } from './emitter';
-import { ChatError } from './errors';
-import { MessageLog } from './message-log';
-import { PendingSends } from './pending-sends';
-import { type MessageInput, RoomRest } from './rest';
-import { resolveSettings } from './settings';
-import type { ConnectionState, Message, RoomClient, RoomClientEvents, RoomClientOptions, SendOptions } from './types';
-import { isMessage } from './wire-messages';
+import { ConnectionManager } from './connection-manager.js';
+import { RoomEmitter } from './emitter.js';
+import { ChatError } from './errors.js';
+import { MessageLog } from './message-log.js';
+import { PendingSends } from './pending-sends.js';
+import { type MessageInput, RoomRest } from './rest.js';
+import { resolveSettings } from './settings.js';
+import type { ConnectionState, Message, RoomClient, RoomClientEvents, RoomClientOptions, SendOptions } from './types.js';
+import { isMessage } from './wire-messages.js';
 
 const CLIENT_EVENT_NAME = /^client-[A-Za-z0-9_.:-]{1,64}$/;
 

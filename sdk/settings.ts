@@ -1,5 +1,5 @@
-import { ChatError } from './errors';
-import type { FetchLike, RoomClientOptions, Transport, WebSocketConstructor } from './types';
+import { ChatError } from './errors.js';
+import type { FetchLike, RoomClientOptions, Transport, WebSocketConstructor } from './types.js';
 
 /** The SDK's default `history`. It is always sent explicitly, so the server's own default (`REALTIME_HISTORY_DEFAULT`) never applies. */
 const DEFAULT_HISTORY = 20;

@@ -1,8 +1,8 @@
-import { ChatError, errorFromBody, toChatError } from './errors';
-import { SseParser } from './sse-parser';
-import { type RoomTransport, superseded, type TransportHost } from './transport';
-import type { Message } from './types';
-import { isMessage } from './wire-messages';
+import { ChatError, errorFromBody, toChatError } from './errors.js';
+import { SseParser } from './sse-parser.js';
+import { type RoomTransport, superseded, type TransportHost } from './transport.js';
+import type { Message } from './types.js';
+import { isMessage } from './wire-messages.js';
 
 /** Three missed 15 s heartbeats: the SSE stream is dead even if the socket looks open. */
 const SSE_IDLE_TIMEOUT_MS = 45_000;

@@ -1,10 +1,10 @@
-import type { RoomEmitter } from './emitter';
-import { ChatError } from './errors';
-import type { MessageLog } from './message-log';
-import type { PendingSends } from './pending-sends';
-import type { RoomRest } from './rest';
-import type { ClientSettings } from './settings';
-import type { ConnectionState } from './types';
+import type { RoomEmitter } from './emitter.js';
+import { ChatError } from './errors.js';
+import type { MessageLog } from './message-log.js';
+import type { PendingSends } from './pending-sends.js';
+import type { RoomRest } from './rest.js';
+import type { ClientSettings } from './settings.js';
+import type { ConnectionState } from './types.js';
 
 /**
  * One way of carrying the room (a WebSocket, an SSE stream, polling). The connection manager

@@ -1,5 +1,5 @@
-import type { BackoffSettings } from './backoff';
-import type { ChatError } from './errors';
+import type { BackoffSettings } from './backoff.js';
+import type { ChatError } from './errors.js';
 
 /** A stored message, as every transport and REST route carries it. */
 export interface Message {
@@ -57,7 +57,7 @@ export interface RoomClientOptions {
   readonly token?: string;
   /** Called before each connection attempt and request, so a refreshed token is picked up. */
   readonly getToken?: () => string | Promise<string>;
-  /** @default globalThis.WebSocket (Node 20 has none: pass the `ws` package's class) */
+  /** @default globalThis.WebSocket, else (Node 20 has none) the `ws` package's class if it is installed */
   readonly WebSocket?: WebSocketConstructor;
   /**
    * The transports to try, in this order.

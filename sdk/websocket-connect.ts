@@ -1,7 +1,8 @@
-import { ChatError, parseRetryAfter, toChatError } from './errors';
-import type { ClientSettings } from './settings';
-import { superseded } from './transport';
-import type { WebSocketConstructor, WebSocketLike } from './types';
+import { ChatError, parseRetryAfter, toChatError } from './errors.js';
+import type { ClientSettings } from './settings.js';
+import { superseded } from './transport.js';
+import type { WebSocketConstructor, WebSocketLike } from './types.js';
+import { webSocketImplementation } from './websocket-implementation.js';
 
 /** The response of a refused upgrade as the `ws` package's `unexpected-response` event gives it (Node's `IncomingMessage`). */
 interface RefusedUpgrade {
@@ -58,11 +59,25 @@ export function connectWebSocket(
   history: number,
   onOpen: (socket: WebSocketLike) => boolean,
 ): Promise<ChatError | undefined> {
-  const Constructor: WebSocketConstructor | undefined =
-    settings.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (!Constructor) {
-    return Promise.resolve(new ChatError('websocket_unavailable', 'No WebSocket implementation: pass the WebSocket option'));
-  }
+  const implementation = webSocketImplementation(settings.WebSocket);
+  if (!(implementation instanceof Promise)) return openWebSocket(implementation, settings, token, history, onOpen);
+  return implementation.then((Constructor) =>
+    Constructor
+      ? openWebSocket(Constructor, settings, token, history, onOpen)
+      : new ChatError(
+          'websocket_unavailable',
+          'No WebSocket implementation: install the ws package (Node 20) or pass the WebSocket option',
+        ),
+  );
+}
+
+function openWebSocket(
+  Constructor: WebSocketConstructor,
+  settings: ClientSettings,
+  token: string,
+  history: number,
+  onOpen: (socket: WebSocketLike) => boolean,
+): Promise<ChatError | undefined> {
   return new Promise((resolve) => {
     let settled = false;
     let socket: WebSocketLike;

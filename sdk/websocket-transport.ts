@@ -1,10 +1,10 @@
-import { ChatError, classify, errorFromFrame, toChatError } from './errors';
-import { PresenceTracker } from './presence';
-import type { RoomRest } from './rest';
-import { type RoomTransport, superseded, type TransportHost } from './transport';
-import type { Message, RoomEvent, WebSocketLike } from './types';
-import { connectWebSocket } from './websocket-connect';
-import { isMessage, messagesIn } from './wire-messages';
+import { ChatError, classify, errorFromFrame, toChatError } from './errors.js';
+import { PresenceTracker } from './presence.js';
+import type { RoomRest } from './rest.js';
+import { type RoomTransport, superseded, type TransportHost } from './transport.js';
+import type { Message, RoomEvent, WebSocketLike } from './types.js';
+import { connectWebSocket } from './websocket-connect.js';
+import { isMessage, messagesIn } from './wire-messages.js';
 
 const OPEN = 1;
 /** How long the first WebSocket connection waits for the `history` frame it asked for before reading history over REST. */

@@ -1,4 +1,4 @@
-import type { Message } from './types';
+import type { Message } from './types.js';
 
 /** Messages arrive over three transports and REST; each takes them through these guards, so a malformed entry is dropped the same way everywhere. */
 export const isMessage = (value: unknown): value is Message => typeof (value as Message | null)?.id === 'number';

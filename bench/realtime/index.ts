@@ -31,6 +31,7 @@ import {
 } from './measure';
 import type { TargetKind, Workload } from './receivers';
 import { startPlainWsServer, startSoketi } from './servers';
+import { ensureSoketiInstalled } from './soketi-install';
 
 /** Seconds each target may spend before its searches stop taking steps. */
 const BUDGET: Record<TargetKind, number> = { plain: 65, soketi: 65, service: 170 };
@@ -52,10 +53,11 @@ async function plainTarget(sizes: readonly number[], log: Context['log']) {
 }
 
 async function soketiTarget(sizes: readonly number[], log: Context['log']) {
+  ensureSoketiInstalled(log);
   const soketi = await startSoketi();
   log(`  Soketi ${soketi.version} ready on ${soketi.host}:${soketi.port} (pid ${soketi.pid})`);
   try {
-    const software = `@soketi/soketi ${soketi.version} (uWebSockets.js ${versionOf('uWebSockets.js')}) as a child process; clients: pusher-js ${versionOf('pusher-js')}, private channel`;
+    const software = `@soketi/soketi ${soketi.version} (uWebSockets.js ${soketi.uWebSocketsVersion}) as a child process; clients: pusher-js ${versionOf('pusher-js')}, private channel`;
     const { host, port, appKey, appSecret } = soketi;
     const plan = { target: 'soketi', label: 'Soketi', software, workloads: ['client'], budgetSeconds: BUDGET.soketi } as const;
     const config = { kind: 'soketi', host, port, appKey, appSecret, channel: 'private-bench' } as const;

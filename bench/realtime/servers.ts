@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { freePort } from '../../lib/local/free-port';
-import { launch, repoRoot, sleep, versionOf } from '../util';
+import { launch, sleep, versionOf } from '../util';
+import { SOKETI_DIR, soketiServerScript } from './soketi-install';
 
 /**
  * The least a WebSocket fan-out can do: a bare `ws` server whose rooms are URL paths
@@ -69,8 +70,8 @@ const freeUdpPort = () =>
   });
 
 /**
- * Starts `soketi start` from the installed `@soketi/soketi` package as a child process bound to
- * loopback, with one app whose client events are on and whose rate limits are off. Settings go in
+ * Starts `soketi start` from `@soketi/soketi`, as installed in bench/soketi (`ensureSoketiInstalled`),
+ * as a child process bound to loopback, with one app whose client events are on and whose rate limits are off. Settings go in
  * as the `SOKETI_*` variables its CLI reads (`dist/cli/cli.js`), plus a config file for the one
  * setting that has no variable: `cluster.address`, the address node-discover binds its UDP socket to
  * (0.0.0.0 otherwise). Discovery is unicast to 127.0.0.1 only, never broadcast. The working folder
@@ -110,8 +111,10 @@ export async function startSoketi(readyTimeoutMs = 20_000) {
     SOKETI_SHUTDOWN_GRACE_PERIOD: '0',
     SOKETI_DEBUG: 'false',
   };
-  const bin = join(repoRoot, 'node_modules', '@soketi', 'soketi', 'bin', 'server.js');
-  const soketi = launch(process.execPath, [bin, 'start', `--config=${join(workDir, 'soketi.json')}`], { cwd: workDir, env });
+  const soketi = launch(process.execPath, [soketiServerScript(), 'start', `--config=${join(workDir, 'soketi.json')}`], {
+    cwd: workDir,
+    env,
+  });
   // A bench that dies must not leave Soketi behind.
   const killOnExit = () => soketi.child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -137,5 +140,13 @@ export async function startSoketi(readyTimeoutMs = 20_000) {
       break;
     await sleep(100);
   }
-  return { host, port, ...app, pid: soketi.child.pid, version: versionOf('@soketi/soketi'), stop };
+  return {
+    host,
+    port,
+    ...app,
+    pid: soketi.child.pid,
+    version: versionOf('@soketi/soketi', SOKETI_DIR),
+    uWebSocketsVersion: versionOf('uWebSockets.js', SOKETI_DIR),
+    stop,
+  };
 }

@@ -1,4 +1,5 @@
 import type { Connection } from '#shared/db/connection';
+import type { ErrorBody } from '#shared/error-codes';
 import { errorAnswer, RateLimitedError } from '#shared/errors';
 
 /** Fields echoed on an `error` frame so the client can match it to what it sent. */
@@ -38,5 +39,9 @@ export function errorFrame(error: unknown, context: ErrorContext = {}) {
 /** The `validation_failed` frame for zod issues. */
 export function validationRefusal(issues: readonly { path: PropertyKey[]; message: string }[], context: ErrorContext = {}) {
   const details = issues.map((issue) => ({ field: issue.path.map(String).join('.'), message: issue.message }));
-  return new FrameRefusal({ type: 'error', ...context, error: { code: 'validation_failed', message: 'Invalid frame', details } });
+  return new FrameRefusal({
+    type: 'error',
+    ...context,
+    error: { code: 'validation_failed', message: 'Invalid frame', details } satisfies ErrorBody,
+  });
 }

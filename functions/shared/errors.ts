@@ -1,13 +1,15 @@
+import type { ErrorBody, ErrorCodeOf } from '#shared/error-codes';
 import { logger } from '#shared/logger';
 
 /**
  * One error family for every handler. Only instances below 500 reach the client with their
- * message; a 5xx keeps its code but shows a generic message (see {@link errorAnswer}).
+ * message; a 5xx keeps its code but shows a generic message (see {@link errorAnswer}). Codes come
+ * from `#shared/error-codes`, each with the status it is listed with.
  */
-export class HttpError extends Error {
+export class HttpError<Status extends number = number> extends Error {
   constructor(
-    readonly statusCode: number,
-    readonly code: string,
+    readonly statusCode: Status,
+    readonly code: ErrorCodeOf<Status>,
     message: string,
     readonly details?: unknown,
     readonly headers?: Record<string, string>,
@@ -16,57 +18,54 @@ export class HttpError extends Error {
     this.name = new.target.name;
   }
 
-  toJSON(): { error: { code: string; message: string; details?: unknown } } {
+  toJSON(): { error: ErrorBody } {
     return {
       error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) },
     };
   }
 }
 
-export class BadRequestError extends HttpError {
-  constructor(message: string, details?: unknown, code = 'validation_failed') {
+export class BadRequestError extends HttpError<400> {
+  constructor(message: string, details?: unknown, code: ErrorCodeOf<400> = 'validation_failed') {
     super(400, code, message, details);
   }
 }
 
-export class UnauthorizedError extends HttpError {
-  constructor(
-    code: 'missing_credentials' | 'invalid_token' | 'token_expired' | 'invalid_api_key' | 'invalid_credentials',
-    message: string,
-  ) {
+export class UnauthorizedError extends HttpError<401> {
+  constructor(code: ErrorCodeOf<401>, message: string) {
     super(401, code, message);
   }
 }
 
-export class ForbiddenError extends HttpError {
-  constructor(message: string, code = 'forbidden') {
+export class ForbiddenError extends HttpError<403> {
+  constructor(message: string, code: ErrorCodeOf<403> = 'forbidden') {
     super(403, code, message);
   }
 }
 
-export class NotFoundError extends HttpError {
-  constructor(code: string, message: string) {
+export class NotFoundError extends HttpError<404> {
+  constructor(code: ErrorCodeOf<404>, message: string) {
     super(404, code, message);
   }
 }
 
-export class ConflictError extends HttpError {
-  constructor(code: string, message: string) {
+export class ConflictError extends HttpError<409> {
+  constructor(code: ErrorCodeOf<409>, message: string) {
     super(409, code, message);
   }
 }
 
-export class PayloadTooLargeError extends HttpError {
+export class PayloadTooLargeError extends HttpError<413> {
   constructor(message: string) {
     super(413, 'payload_too_large', message);
   }
 }
 
 /** 429 with `Retry-After`; `code` names what ran out when it is more than a plain rate limit (`sign_in_locked`). */
-export class RateLimitedError extends HttpError {
+export class RateLimitedError extends HttpError<429> {
   constructor(
     readonly retryAfterSeconds: number,
-    code = 'rate_limited',
+    code: ErrorCodeOf<429> = 'rate_limited',
     message = `Rate limit exceeded; retry after ${retryAfterSeconds} s`,
   ) {
     super(
@@ -95,7 +94,7 @@ export class MessageNotFoundError extends NotFoundError {
 
 export interface ErrorAnswer {
   readonly status: number;
-  readonly body: { error: { code: string; message: string; details?: unknown } };
+  readonly body: { error: ErrorBody };
   readonly headers: Record<string, string>;
 }
 
@@ -119,5 +118,6 @@ export function errorAnswer(error: unknown, traceId?: string): ErrorAnswer {
     };
   }
   logger.error('unexpected error', { error: error as Error });
-  return { status: 500, body: { error: { code: 'internal_error', message: `Internal error${quote}` } }, headers: {} };
+  const internal: ErrorBody = { code: 'internal_error', message: `Internal error${quote}` };
+  return { status: 500, body: { error: internal }, headers: {} };
 }

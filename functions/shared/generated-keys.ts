@@ -1,6 +1,6 @@
 import { hkdfSync } from 'node:crypto';
-import { isStale, type KeyRing, open, parseKeyRing, type SealBinding, type SealedValue, seal } from '#shared/sealing';
-import { secretValue } from '#shared/secrets';
+import { isStale, type KeyRing, open, type SealBinding, type SealedValue, seal } from '#shared/sealing';
+import { secretKeyRing } from '#shared/secrets';
 
 /**
  * The keys the service generates itself (project JWT signing secrets, VAPID private keys), sealed
@@ -11,9 +11,9 @@ import { secretValue } from '#shared/secrets';
  * signing secrets, and with one key they could open every webhook secret and push provider key too.
  */
 async function signingKeys(): Promise<KeyRing> {
-  const raw = await secretValue('signing-key');
-  if (!raw) throw new Error('The signing-key secret is not set: generated keys cannot be sealed or opened');
-  return parseKeyRing(raw);
+  const ring = await secretKeyRing('signing-key');
+  if (!ring) throw new Error('The signing-key secret is not set: generated keys cannot be sealed or opened');
+  return ring;
 }
 
 export async function sealGeneratedKey(plaintext: string, binding: SealBinding): Promise<Required<SealedValue>> {

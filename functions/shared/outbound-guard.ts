@@ -185,7 +185,7 @@ export function assertAllowedTargetUrl(
   value: string,
   field = 'body.url',
   options: GuardOptions = {},
-  naming: { readonly what: string; readonly code: string } = { what: 'Webhook URLs', code: 'webhook_url' },
+  naming: { readonly what: string; readonly code: 'webhook_url' | 'push_endpoint' } = { what: 'Webhook URLs', code: 'webhook_url' },
 ): URL {
   const url = parseClientUrl(value);
   if (!url) throw new BadRequestError(`${naming.what} must be valid absolute URLs`, [{ field, message: 'must be an absolute https URL' }]);
@@ -195,7 +195,7 @@ export function assertAllowedTargetUrl(
     throw new BadRequestError(
       `${naming.what} must use https`,
       [{ field, message: 'must use https (http only to loopback in local mode)' }],
-      `${naming.code}_not_https`,
+      `${naming.code}_not_https` as const,
     );
   }
   if (url.username || url.password)
@@ -204,7 +204,7 @@ export function assertAllowedTargetUrl(
     throw new BadRequestError(
       `${naming.what} may not target private, loopback or link-local addresses`,
       [{ field, message: 'private address' }],
-      `${naming.code}_private`,
+      `${naming.code}_private` as const,
     );
   }
   return url;

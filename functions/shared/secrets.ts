@@ -3,6 +3,7 @@ import { sdkClientDefaults } from '#shared/aws-clients';
 import { boundIfSet } from '#shared/bindings';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
+import { type KeyRing, parseKeyRing } from '#shared/sealing';
 import { checkSecretFormat } from '#shared/secret-formats';
 import { type SecretId, UNSET_SECRET_PLACEHOLDER } from '#wiring/bindings';
 
@@ -33,4 +34,10 @@ export async function secretValue(secretId: SecretId): Promise<string | undefine
   }
   cache.set(secretId, value ?? null);
   return value;
+}
+
+/** A key secret (`signing-key`, `webhook-key`) as its ring of keys, `undefined` where it is not set. */
+export async function secretKeyRing(secretId: SecretId): Promise<KeyRing | undefined> {
+  const raw = await secretValue(secretId);
+  return raw ? parseKeyRing(raw) : undefined;
 }

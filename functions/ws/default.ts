@@ -5,6 +5,7 @@ import { findConnection } from '#domain/realtime/connections';
 import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#edge/frames';
 import { wsHandler } from '#edge/ws';
 import type { Connection, ConnectionRef } from '#shared/db/connection';
+import type { ErrorBody } from '#shared/error-codes';
 import { BadRequestError } from '#shared/errors';
 import { postToConnection } from '#shared/gateway';
 import { idSchema } from '#shared/ids';
@@ -71,7 +72,7 @@ const clientEvent: FrameHandler<ClientEventFrame, readonly ConnectionRef[]> = {
         type: 'error',
         event,
         ...(parsed.data.ref ? { ref: parsed.data.ref } : {}),
-        error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_FRAME_BYTES} bytes` },
+        error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_FRAME_BYTES} bytes` } satisfies ErrorBody,
       });
     }
     return parsed.data;

@@ -19,7 +19,31 @@ function distributionDir(): string {
   return join(libDir, release);
 }
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+/** What to install, named wherever Java is missing or too old: DynamoDB Local's classes are Java 17's (class file 61). */
+const INSTALL_JAVA =
+  'install Java 17 or later (Debian/Ubuntu: `sudo apt-get install openjdk-17-jre-headless`; macOS: `brew install openjdk@17`; or Eclipse Temurin 17+)';
+
+/** What became of the Java child: a spawn that failed, or its end once its output is all read. */
+interface JavaProcess {
+  readonly child: ChildProcess;
+  spawnError?: NodeJS.ErrnoException;
+  closed: boolean;
+  output: string;
+}
+
+/** Why the Java child is gone (undefined while it runs), in words that say what to do when the cause is Java itself. */
+function whyJavaStopped(java: JavaProcess): string | undefined {
+  if (java.spawnError?.code === 'ENOENT') return `DynamoDB Local runs on Java, and there is no \`java\` on PATH: ${INSTALL_JAVA}`;
+  if (java.spawnError) return `DynamoDB Local could not start \`java\` (${java.spawnError.message}): ${INSTALL_JAVA}`;
+  // 'close', not 'exit': the JVM's last words may still be in the pipe when it has exited.
+  if (!java.closed) return undefined;
+  if (/UnsupportedClassVersionError|compiled by a more recent version/.test(java.output)) {
+    return `DynamoDB Local needs Java 17 or later, and the \`java\` on PATH is older: ${INSTALL_JAVA}`;
+  }
+  return `DynamoDB Local exited with ${java.child.exitCode ?? java.child.signalCode}: ${java.output}`;
+}
+
+async function waitUntilReady(endpoint: string, java: JavaProcess): Promise<void> {
   const client = new DynamoDBClient({
     endpoint,
     region: 'local',
@@ -29,7 +53,8 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
   const deadline = Date.now() + 30_000;
   try {
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with ${child.exitCode}: ${output()}`);
+      const reason = whyJavaStopped(java);
+      if (reason) throw new Error(reason);
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
@@ -37,7 +62,7 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
         await new Promise((done) => setTimeout(done, 100));
       }
     }
-    throw new Error(`DynamoDB Local did not answer within 30 s: ${output()}`);
+    throw new Error(`DynamoDB Local did not answer within 30 s: ${java.output}`);
   } finally {
     client.destroy();
   }
@@ -76,9 +101,16 @@ export async function startDynamoDbLocal(options: { dataDir?: string }): Promise
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let log = '';
+  const java: JavaProcess = { child, closed: false, output: '' };
+  // Without a listener a failed spawn (no `java` on PATH) is an uncaught 'error' event: a stack trace, not an answer.
+  child.once('error', (error) => {
+    java.spawnError = error;
+  });
+  child.once('close', () => {
+    java.closed = true;
+  });
   const collect = (chunk: Buffer) => {
-    log = (log + chunk.toString()).slice(-4000);
+    java.output = (java.output + chunk.toString()).slice(-4000);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
@@ -87,7 +119,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string }): Promise
 
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilReady(endpoint, child, () => log);
+    await waitUntilReady(endpoint, java);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { ErrorBody } from '#shared/error-codes';
 import type { ConnectionsTransport } from '../../functions/shared/gateway';
 import { dispatchHttpRoute } from './gateway/http-dispatch';
 import { answerPreflight, refuseOnSocket, sendJson } from './gateway/http-replies';
@@ -100,7 +101,8 @@ function gatewayServer(
   const server = createServer((request, response) => {
     handleHttp(request, response).catch((error) => {
       console.error('gateway error', error);
-      if (!response.headersSent) sendJson(response, 502, { error: { code: 'bad_gateway', message: 'The handler failed' } });
+      if (!response.headersSent)
+        sendJson(response, 502, { error: { code: 'bad_gateway', message: 'The handler failed' } satisfies ErrorBody });
       else response.end();
     });
   });
@@ -113,8 +115,8 @@ function gatewayServer(
       socket,
       tooLarge ? 431 : 400,
       tooLarge
-        ? { error: { code: 'headers_too_large', message: 'The request line and headers are limited to 16 KB' } }
-        : { error: { code: 'bad_request', message: 'The request is not valid HTTP' } },
+        ? { error: { code: 'headers_too_large', message: 'The request line and headers are limited to 16 KB' } satisfies ErrorBody }
+        : { error: { code: 'bad_request', message: 'The request is not valid HTTP' } satisfies ErrorBody },
     );
   });
   server.on('upgrade', (request, socket, head) => {

@@ -10,7 +10,8 @@ import { connectWelcomed, type Frame, type RoomSocket } from '../support/ws';
  * Human handoff end to end on the shared runtime: the spec's state table (no handoff →
  * `human_active` → `completed`, and again), who may do what, the `handoff` frame on a connected
  * socket, the `handoff` webhook at a real receiver, the agent task and the queue, disposition
- * codes, and tenant isolation. The context summary is the AI's when the runtime has `AI_BASE_URL`,
+ * codes, what members read (the frames' fields) against what staff read (the whole record), and
+ * tenant isolation. The context summary is the AI's when the runtime has `AI_BASE_URL`,
  * an excerpt of the last 12 messages otherwise, or when the AI call fails (a quota of 0 here).
  */
 
@@ -73,6 +74,16 @@ const tasksOf = async (cast: Cast, status?: string): Promise<any[]> => {
   if (listed.status !== 200) throw new Error(`listing tasks failed: ${listed.status} ${JSON.stringify(listed.body)}`);
   return listed.body.tasks;
 };
+/** What a room's members read of a handoff: the fields its frames carry, no note and no summary. */
+const memberView = (record: Record<string, unknown>) => ({
+  roomId: record.roomId,
+  state: record.state,
+  handoffId: record.handoffId,
+  agent_task_id: record.agent_task_id,
+  agentId: record.agentId,
+  takenBy: record.takenBy,
+  disposition: record.disposition,
+});
 const codesOf = (response: ApiResponse) => (response.body.dispositions as { code: string }[]).map((entry) => entry.code);
 
 let cast: Cast;
@@ -103,6 +114,7 @@ describe('a take-over of a room with 13 messages', () => {
   let frame: Frame;
   let webhook: ReceivedRequest;
   let read: ApiResponse;
+  let memberRead: ApiResponse;
 
   beforeAll(async () => {
     roomId = await newRoom(cast);
@@ -121,7 +133,10 @@ describe('a take-over of a room with 13 messages', () => {
     webhook = await eventually('the handoff webhook', async () =>
       receiver.requests.find((request) => JSON.parse(request.rawBody).payload.handoffId === taken.body.handoffId),
     );
-    read = await handoffOf(roomId, { token: cast.member.token });
+    [read, memberRead] = await Promise.all([
+      handoffOf(roomId, { token: cast.moderator.token }),
+      handoffOf(roomId, { token: cast.member.token }),
+    ]);
   });
 
   it('starts from no handoff', () => {
@@ -151,6 +166,22 @@ describe('a take-over of a room with 13 messages', () => {
     });
     expect(read.status).toBe(200);
     expect(read.body).toEqual(taken.body);
+  });
+
+  it("shows a member of the room the frame's fields only: no note, no context summary", () => {
+    // Assess
+    expect(memberRead.status).toBe(200);
+    expect(memberRead.body).toEqual({
+      roomId,
+      state: 'human_active',
+      handoffId: taken.body.handoffId,
+      agent_task_id: taken.body.agent_task_id,
+      agentId: null,
+      takenBy: cast.moderator.userId,
+      disposition: null,
+    });
+    expect(JSON.stringify(memberRead.body)).not.toContain('refund');
+    expect(JSON.stringify(memberRead.body)).not.toContain('context message');
   });
 
   it('summarizes the last 12 messages: the AI answer when configured, else an excerpt of exactly those', () => {
@@ -446,7 +477,10 @@ describe('the excerpt instead of an AI summary', () => {
     expect(taken.contextSummary.split('\n')).toEqual(
       contents.slice(1).map((content) => expect.stringMatching(new RegExp(`^\\[\\d+\\] ${cast.owner.userId}: ${content}$`))),
     );
-    expect((await handoffOf(roomId, { token: cast.member.token })).body).toMatchObject({ state: 'human_active', contextSource: 'excerpt' });
+    expect((await handoffOf(roomId, { token: cast.moderator.token })).body).toMatchObject({
+      state: 'human_active',
+      contextSource: 'excerpt',
+    });
   });
 
   it('is empty for a room without messages', async () => {
@@ -580,24 +614,52 @@ describe('who may take over and complete', () => {
 
   describe('reading the handoff', () => {
     let roomId: string;
+    let taken: ApiResponse;
+    let completedRoomId: string;
+    let completed: ApiResponse;
     beforeAll(async () => {
-      roomId = await newRoom(cast);
-      await takeOver(roomId, { token: cast.moderator.token });
+      [roomId, completedRoomId] = await Promise.all([newRoom(cast), newRoom(cast)]);
+      await api('/messages', { token: cast.member.token, body: { roomId, content: 'my card ends in 4242' } });
+      [taken] = await Promise.all([
+        takeOver(roomId, { token: cast.moderator.token }, { note: 'customer is upset, offer a voucher' }),
+        takeOver(completedRoomId, { token: cast.moderator.token }, { note: 'check the invoice' }),
+      ]);
+      completed = await complete(completedRoomId, { token: cast.moderator.token }, { disposition: 'resolved', note: 'voucher sent' });
     });
 
     it.each([
       { reader: 'a member', who: () => ({ token: cast.member.token }) },
-      { reader: "the room's owner", who: () => ({ token: cast.owner.token }) },
-      { reader: 'a moderator of the room', who: () => ({ token: cast.moderator.token }) },
-      { reader: 'an admin outside the room', who: () => ({ token: cast.admin.token }) },
-      { reader: 'the API key', who: () => ({ apiKey: cast.project.apiKey }) },
-    ])('is allowed to $reader', async ({ who }) => {
+      { reader: "the room's owner (a plain project member)", who: () => ({ token: cast.owner.token }) },
+    ])("shows $reader the frame's fields only, active and completed", async ({ who }) => {
       // Act
-      const read = await handoffOf(roomId, who());
+      const [active, done] = await Promise.all([handoffOf(roomId, who()), handoffOf(completedRoomId, who())]);
 
       // Assess
-      expect(read.status).toBe(200);
-      expect(read.body.state).toBe('human_active');
+      expect(active.status).toBe(200);
+      expect(active.body).toEqual(memberView(taken.body));
+      expect(done.status).toBe(200);
+      expect(done.body).toEqual(memberView(completed.body));
+      expect(done.body).toMatchObject({ state: 'completed', disposition: 'resolved' });
+      for (const secret of ['voucher', 'invoice', '4242']) expect(JSON.stringify([active.body, done.body])).not.toContain(secret);
+    });
+
+    it.each([
+      { reader: 'a moderator of the room', who: () => ({ token: cast.moderator.token }) },
+      { reader: 'an admin outside the room', who: () => ({ token: cast.admin.token }) },
+      { reader: 'the project owner', who: () => ({ token: cast.projectOwner.token }) },
+      { reader: 'the API key', who: () => ({ apiKey: cast.project.apiKey }) },
+    ])('shows $reader the whole record, notes and context summary included', async ({ who }) => {
+      // Act
+      const [active, done] = await Promise.all([handoffOf(roomId, who()), handoffOf(completedRoomId, who())]);
+
+      // Assess
+      expect(active.status).toBe(200);
+      expect(active.body).toEqual(taken.body);
+      expect(active.body.note).toBe('customer is upset, offer a voucher');
+      if (!aiConfigured()) expect(active.body.contextSummary).toContain('my card ends in 4242');
+      expect(done.status).toBe(200);
+      expect(done.body).toEqual(completed.body);
+      expect(done.body).toMatchObject({ note: 'check the invoice', completionNote: 'voucher sent' });
     });
 
     it.each([

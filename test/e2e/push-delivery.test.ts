@@ -55,6 +55,8 @@ beforeAll(async () => {
       RATE_LIMIT_MESSAGES_PER_MINUTE: '1000',
       // Configuration changes reach the next message at once.
       CACHE_TTL_MS: '0',
+      // The push warnings (push.web_failed, push.skipped) are what some tests look for.
+      POWERTOOLS_LOG_LEVEL: 'WARN',
       VAPID_SUBJECT,
       FCM_BASE_URL: fcm.url,
       GOOGLE_OAUTH_BASE_URL: fcm.url,
@@ -143,6 +145,14 @@ async function putConfig(body: Record<string, unknown>) {
   expect([200, 201]).toContain(answer.status);
   return answer.body;
 }
+
+/** The runtime's JSON log lines with this message. */
+const logLines = (message: string) =>
+  local
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`"${message}"`))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 const apnsToken = () => randomBytes(32).toString('hex');
 const fcmToken = () => `fcm-${randomBytes(24).toString('base64url')}`;
@@ -303,6 +313,9 @@ describe('web push after a message', () => {
       const logged = lines.map((line) => JSON.parse(line).status).sort();
       return logged.filter((status: number) => [400, 401, 403].includes(status)).length >= 3 && logged;
     });
+    const hosts = new Set(targets.map((target) => new URL(target.endpoint).host));
+    const webFailed = logLines('push.web_failed').filter((line) => hosts.has(line.host as string));
+    expect(webFailed.map((line) => line.status).sort()).toEqual([200, 429, 500, 503]);
   });
 
   it('resets the count to 0 on the next 201 after failures', async () => {
@@ -591,6 +604,37 @@ describe('mobile push after a message', () => {
       async () => (await devicesOf(unregistered as User)).length + (await devicesOf(bad as User)).length === 0,
     );
     expect(await devicesOf(reader as User)).toHaveLength(1);
+  });
+
+  it('logs push.skipped, devices counted by provider, when a project has devices but no provider configured for them', async () => {
+    // Arrange: a project of its own, so no other test's push configuration reaches it
+    const created = await call('/platform/projects', {
+      body: { name: 'unconfigured' },
+      headers: { 'x-service-operator-key': OPERATOR_KEY },
+    });
+    expect(created.status).toBe(201);
+    const { projectId, apiKey: projectKey } = created.body as { projectId: string; apiKey: string };
+    const token = async (userId: string) => (await call('/auth/token', { apiKey: projectKey, body: { userId } })).body.token as string;
+    const [authorToken, iphoneToken, pixelToken] = await Promise.all([token('author'), token('iphone'), token('pixel')]);
+    expect((await call('/push/devices', { token: iphoneToken, body: { platform: 'ios', token: apnsToken() } })).status).toBe(201);
+    expect((await call('/push/devices', { token: pixelToken, body: { platform: 'android', token: fcmToken() } })).status).toBe(201);
+    const synced = await rosterSyncs();
+    const roomId = unique('room');
+    const room = await call('/rooms', { apiKey: projectKey, body: { id: roomId, type: 'group', members: ['author', 'iphone', 'pixel'] } });
+    expect(room.status).toBe(201);
+    await membershipsHandled(synced, 3);
+    await rosterSyncsSettled();
+
+    // Act
+    expect((await call('/messages', { token: authorToken, body: { roomId, content: 'anyone there?' } })).status).toBe(201);
+
+    // Assess
+    const [skipped] = await eventually('the push.skipped line', async () => {
+      const lines = logLines('push.skipped').filter((line) => line.projectId === projectId);
+      return lines.length > 0 && lines;
+    });
+    expect(skipped).toMatchObject({ level: 'WARN', reason: 'no provider configured', devices: { apns: 1, fcm: 1 } });
+    expect(skipped?.hint).toMatch(/PUT \/push\/config/);
   });
 
   it('skips members with an open socket to the room unless they are mentioned', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type ConnectionState, createRoomClient, type Message, type RoomClient, type RoomClientOptions } from '../../sdk';
+import { type ConnectionState, createRoomClient, type Message, type RoomClient, type RoomClientOptions } from '../../sdk/index';
 import { api, createTestProject, newGroupRoom, newUser, runtime, type TestProject } from '../support/api';
 import { type BlockingProxy, startBlockingProxy } from '../support/blocking-proxy';
 

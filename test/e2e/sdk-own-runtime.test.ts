@@ -1,6 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type ChatError, type ConnectionState, createRoomClient, type Message, type RoomClient, type RoomClientOptions } from '../../sdk';
+import {
+  type ChatError,
+  type ConnectionState,
+  createRoomClient,
+  type Message,
+  type RoomClient,
+  type RoomClientOptions,
+} from '../../sdk/index';
 import { clientOf, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 import { recordingWebSocket } from '../support/ws';

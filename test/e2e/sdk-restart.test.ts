@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type ConnectionState, createRoomClient, type Message, type RoomClient } from '../../sdk';
+import { type ConnectionState, createRoomClient, type Message, type RoomClient } from '../../sdk/index';
 import { clientOf, uniqueId } from '../support/api';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 

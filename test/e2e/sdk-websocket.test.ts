@@ -8,7 +8,7 @@ import {
   type RoomClient,
   type RoomClientOptions,
   type RoomEvent,
-} from '../../sdk';
+} from '../../sdk/index';
 import { api, createTestProject, newGroupRoom, newUser, runtime, type TestProject, uniqueId } from '../support/api';
 import { recordingWebSocket } from '../support/ws';
 

@@ -443,10 +443,14 @@ describe('a receiver that never succeeds', () => {
         expect(gap, label).toBeGreaterThanOrEqual(0.8 * (delay + attemptTime));
         expect(gap, label).toBeLessThanOrEqual(delay + attemptTime + 2500);
       });
+      // The first gap also holds the start of the retry workflow (the queue's first attempt starts
+      // it), hundreds of ms on a loaded machine against a scheduled difference of 120 ms to the
+      // second; from the second on, the schedule's steps (750 ms, 900 ms) outgrow that noise.
+      const scheduled = gaps.slice(1);
       expect(
-        [...gaps].sort((a, b) => a - b),
+        [...scheduled].sort((a, b) => a - b),
         `gaps ${JSON.stringify(gaps)} ms`,
-      ).toEqual(gaps);
+      ).toEqual(scheduled);
     });
   });
 

@@ -15,8 +15,13 @@ const internalDetail = 'ProvisionedThroughputExceeded on table chat-prod-Table-1
 
 describe('errorAnswer', () => {
   it.each([
-    { name: 'a 503 HttpError', error: new HttpError(503, 'ai_unavailable', internalDetail), status: 503, code: 'ai_unavailable' },
-    { name: 'a 502 HttpError', error: new HttpError(502, 'provider_failed', internalDetail), status: 502, code: 'provider_failed' },
+    {
+      name: 'a 502 HttpError (ai_provider_error)',
+      error: new HttpError(502, 'ai_provider_error', internalDetail),
+      status: 502,
+      code: 'ai_provider_error',
+    },
+    { name: 'a 502 HttpError (ai_timeout)', error: new HttpError(502, 'ai_timeout', internalDetail), status: 502, code: 'ai_timeout' },
     { name: 'an Error', error: new Error(internalDetail), status: 500, code: 'internal_error' },
     { name: 'a thrown string', error: internalDetail, status: 500, code: 'internal_error' },
   ])('hides the message of $name and quotes the trace id', ({ error, status, code }) => {
@@ -60,24 +65,24 @@ describe('a 5xx HttpError thrown by a route', () => {
   it('reaches the HTTP client with its code, a generic message and the trace id', async () => {
     // Prepare
     const handler = httpHandler('GetHealth', {}, async () => {
-      throw new HttpError(503, 'dependency_down', internalDetail);
+      throw new HttpError(502, 'ai_provider_error', internalDetail);
     });
 
     // Act
     const result = (await handler(event('trace-http'), {} as Context)) as APIGatewayProxyStructuredResultV2;
 
     // Assess
-    expect(result.statusCode).toBe(503);
+    expect(result.statusCode).toBe(502);
     expect(result.headers).toMatchObject({ 'x-trace-id': 'trace-http' });
     expect(JSON.parse(result.body as string)).toEqual({
-      error: { code: 'dependency_down', message: 'The service could not complete the request; quote trace id trace-http' },
+      error: { code: 'ai_provider_error', message: 'The service could not complete the request; quote trace id trace-http' },
     });
   });
 
   it('reaches a WebSocket handshake and an error frame without its message', async () => {
     // Prepare
     const connect = wsHandler('$connect', async () => {
-      throw new HttpError(503, 'dependency_down', internalDetail);
+      throw new HttpError(502, 'ai_provider_error', internalDetail);
     });
 
     // Act
@@ -85,19 +90,19 @@ describe('a 5xx HttpError thrown by a route', () => {
       { requestContext: { connectionId: 'c', requestId: 'trace-ws' } } as never,
       {} as Context,
     )) as APIGatewayProxyStructuredResultV2;
-    const frame = errorFrame(new HttpError(503, 'dependency_down', internalDetail), { clientMessageId: 'm-1' });
+    const frame = errorFrame(new HttpError(502, 'ai_provider_error', internalDetail), { clientMessageId: 'm-1' });
 
     // Assess
-    expect(refused.statusCode).toBe(503);
+    expect(refused.statusCode).toBe(502);
     expect(refused.body).not.toContain('chat-prod');
     expect(JSON.parse(refused.body as string).error).toMatchObject({
-      code: 'dependency_down',
+      code: 'ai_provider_error',
       message: expect.stringContaining('trace-ws'),
     });
     expect(frame).toEqual({
       type: 'error',
       clientMessageId: 'm-1',
-      error: { code: 'dependency_down', message: 'The service could not complete the request' },
+      error: { code: 'ai_provider_error', message: 'The service could not complete the request' },
     });
   });
 });

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { type ConnectionState, createRoomClient, type RoomClient } from '../../sdk';
+import { type ConnectionState, createRoomClient, type RoomClient } from '../../sdk/index';
 
 const clients: RoomClient[] = [];
 const servers: Server[] = [];
@@ -11,6 +11,7 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   vi.useRealTimers();
   vi.restoreAllMocks();
+  vi.unstubAllGlobals();
 });
 
 const json = (status: number, body: unknown) =>
@@ -117,9 +118,16 @@ describe('the room client and GET /client/feature-flags', () => {
   });
 });
 
-describe('the room client refused a WebSocket upgrade with 429 and Retry-After', () => {
+// Only the `ws` package shows a refused upgrade's status and headers, so a 429 read as `rate_limited`
+// with its Retry-After proves which class opened the socket: the option's, or `ws` loaded by the SDK
+// itself when there is no option and no global WebSocket (Node 20; stubbed away on newer Node).
+describe.each([
+  { variant: 'the ws class given as the WebSocket option', options: { WebSocket } },
+  { variant: 'no WebSocket option and no global WebSocket: ws loaded on demand', options: {}, noGlobal: true },
+])('the room client refused a WebSocket upgrade with 429 and Retry-After, $variant', ({ options, noGlobal }) => {
   it('waits Retry-After before the next attempt and reports it as rate_limited', { timeout: 10_000 }, async () => {
     // Prepare: a server that refuses every upgrade the way the service's gateway does
+    if (noGlobal) vi.stubGlobal('WebSocket', undefined);
     const upgrades: number[] = [];
     const server = createServer((_request, response) => response.writeHead(404).end());
     servers.push(server);
@@ -137,7 +145,7 @@ describe('the room client refused a WebSocket upgrade with 429 and Retry-After',
       baseUrl: `http://127.0.0.1:${port}`,
       roomId: 'lobby',
       token: 'token',
-      WebSocket,
+      ...options,
       transports: ['websocket'],
       backoff: { baseBackoffMs: 20, maxBackoffMs: 40 },
       fetch: () => Promise.reject(new Error('no REST in this test')),

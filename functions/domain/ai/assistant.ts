@@ -14,7 +14,7 @@ import { secretValue } from '#shared/secrets';
 
 export type AiPurpose = 'thread_summary' | 'room_summary' | 'handoff_summary' | 'suggestions' | 'agent';
 
-export class AiNotConfiguredError extends HttpError {
+export class AiNotConfiguredError extends HttpError<503> {
   constructor() {
     super(503, 'ai_not_configured', 'AI is not configured on this service (AI_BASE_URL)');
   }

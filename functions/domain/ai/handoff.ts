@@ -32,8 +32,20 @@ export function toHandoff(item: HandoffItem) {
 }
 export type Handoff = ReturnType<typeof toHandoff>;
 
-/** `GET`: the record, or `{ state: 'none' }` for a room that never had a handoff. */
-export type HandoffView = Handoff | { readonly state: 'none' };
+/**
+ * What a room's members read of its handoff: the fields its `handoff` frames carry. Frames go to
+ * every connection of the room, customers included, and so does this view: the moderator's note,
+ * the completion note and the context summary (which quotes the room's messages to staff) stay
+ * with moderators and above and the API key.
+ */
+export function toMemberHandoff(item: HandoffItem) {
+  const { roomId, state, handoffId, agent_task_id, agentId, takenBy, disposition } = item;
+  return { roomId, state, handoffId, agent_task_id, agentId, takenBy, disposition };
+}
+export type MemberHandoff = ReturnType<typeof toMemberHandoff>;
+
+/** `GET`: the record (redacted for members), or `{ state: 'none' }` for a room that never had a handoff. */
+export type HandoffView = Handoff | MemberHandoff | { readonly state: 'none' };
 
 /**
  * Members of the room (not its guests), and project moderators and above who may read the room;
@@ -56,7 +68,8 @@ const readableRoom = async (principal: Principal, roomId: string) => (await acce
 export async function getHandoff(principal: Principal, roomId: string): Promise<HandoffView> {
   await requireHandoffReader(principal, roomId);
   const item = await findHandoff(principal.projectId, roomId);
-  return item ? toHandoff(item) : { state: 'none' };
+  if (!item) return { state: 'none' };
+  return hasRole(principal, 'moderator') ? toHandoff(item) : toMemberHandoff(item);
 }
 
 /**

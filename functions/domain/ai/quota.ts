@@ -13,7 +13,7 @@ import { countMetric } from '#shared/metrics';
  * by the calls other instances make within that time: a few calls, not a bill.
  */
 
-export class QuotaExceededError extends HttpError {
+export class QuotaExceededError extends HttpError<402> {
   constructor(quota: number) {
     super(402, 'quota_exceeded', `The project's monthly AI quota of ${quota} calls is used up; it renews on the first of the month (UTC)`);
   }

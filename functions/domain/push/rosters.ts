@@ -1,17 +1,9 @@
 import * as memberships from '#shared/db/membership';
-import { type PushTarget, targetOf, WEB_PUSH_FAILURE_GATE } from '#shared/db/push';
-import {
-  rosterEntryDeleteOlderPart,
-  rosterEntryDeletePart,
-  rosterEntryPutPart,
-  type UserTargets,
-  userTargets,
-} from '#shared/db/push-roster';
+import { type PushTarget, targetOf, type UserTargets, userTargets, WEB_PUSH_FAILURE_GATE } from '#shared/db/push';
+import { rosterEntryDeleteOlderPart, rosterEntryDeletePart, rosterEntryPutPart } from '#shared/db/push-roster';
 import { isConditionFailure, type TransactPart, transactWrite } from '#shared/db/transact';
 import type { DomainEvent } from '#shared/events';
 import { countMetric } from '#shared/metrics';
-
-export { type UserTargets, userTargets };
 
 /**
  * The copies of a user's sendable targets in the push rosters of the user's rooms

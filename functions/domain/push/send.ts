@@ -44,6 +44,7 @@ export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig):
   const context: Context = { batch, settings: settings ?? (await sendingConfig(batch.projectId)) };
   const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
   const records: PushRecordItem[] = [];
+  const skippedByProvider: Partial<Record<'fcm' | 'apns', number>> = {};
   const sentAt = new Date().toISOString();
   let next = 0;
   const worker = async () => {
@@ -52,6 +53,10 @@ export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig):
       const pushId = pushIdFor(batch, delivery.target.id);
       const outcome = await deliver(context, delivery, pushId);
       counts[outcome]++;
+      if (outcome === 'skipped' && delivery.target.kind === 'device') {
+        const provider = providerOf(delivery.target.platform);
+        skippedByProvider[provider] = (skippedByProvider[provider] ?? 0) + 1;
+      }
       if (outcome === 'sent' || outcome === 'failed') {
         records.push(
           pushRecordItemFor(batch.projectId, {
@@ -73,6 +78,15 @@ export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig):
   await putPushRecords(records).catch((error: unknown) =>
     logger.error('push.records_lost', { projectId: batch.projectId, count: records.length, error: error as Error }),
   );
+  // Devices registered for a provider the project never configured: silent otherwise, so say it once per batch.
+  if (counts.skipped > 0) {
+    logger.warn('push.skipped', {
+      projectId: batch.projectId,
+      reason: 'no provider configured',
+      devices: skippedByProvider,
+      hint: `configure ${Object.keys(skippedByProvider).join(' and ')} with PUT /push/config (environment ${config.PUSH_ENVIRONMENT})`,
+    });
+  }
   if (counts.sent > 0) countMetric('push_sent', counts.sent);
   if (counts.failed > 0) countMetric('push_failed', counts.failed);
   if (counts.removed > 0) countMetric('push_target_removed', counts.removed);
@@ -189,6 +203,8 @@ async function deliverWeb(context: Context, userId: string, target: PushTarget &
       status,
       host: new URL(target.endpoint).host,
     });
+  } else {
+    logger.warn('push.web_failed', { projectId: batch.projectId, subscriptionId: target.id, status, host: new URL(target.endpoint).host });
   }
   await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, false));
   return 'failed';

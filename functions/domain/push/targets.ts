@@ -1,4 +1,4 @@
-import { syncRosters, userTargets } from '#domain/push/rosters';
+import { syncRosters } from '#domain/push/rosters';
 import * as targets from '#shared/db/push';
 import {
   type DeviceItem,
@@ -44,7 +44,7 @@ export function toWebSubscription(item: WebSubscriptionItem) {
   };
 }
 
-const targetItems = async (projectId: string, userId: string) => (await userTargets(projectId, userId)).items;
+const targetItems = async (projectId: string, userId: string) => (await targets.userTargets(projectId, userId)).items;
 
 export async function listDevices(projectId: string, userId: string) {
   return (await targetItems(projectId, userId)).filter((item): item is DeviceItem => 'deviceId' in item).map(toDevice);
@@ -181,7 +181,7 @@ async function releaseTarget(
   userId: string,
   kind: targets.TargetKind,
   targetId: string,
-  code: string,
+  code: 'device_not_found' | 'subscription_not_found',
   message: string,
 ): Promise<void> {
   // Only a failed condition means "not yours"; a conflict is retried, then stays a retryable 5xx.

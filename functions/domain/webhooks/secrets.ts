@@ -1,14 +1,11 @@
-import { isStale, type KeyRing, open, parseKeyRing, type SealBinding, type SealedValue, seal } from '#shared/sealing';
-import { secretValue } from '#shared/secrets';
+import { isStale, open, type SealBinding, type SealedValue, seal } from '#shared/sealing';
+import { secretKeyRing } from '#shared/secrets';
 
 /** What a registration (or a push configuration) stores for a customer's secret. */
 export type StoredSecret = { secret: string } | SealedValue;
 
 /** The `webhook-key` secret's keys, or `undefined` where it is not set (a local run without one). */
-async function webhookKeys(): Promise<KeyRing | undefined> {
-  const raw = await secretValue('webhook-key');
-  return raw ? parseKeyRing(raw) : undefined;
-}
+const webhookKeys = () => secretKeyRing('webhook-key');
 
 /**
  * Secrets customers give the service (webhook secrets, push provider keys). With the `webhook-key`

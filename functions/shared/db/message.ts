@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk } from './keys';
-import { isConditionFailure } from './transact';
+import { putIfAbsent } from './put-if-absent';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -115,15 +115,7 @@ export async function putNewMessage(item: MessageItem): Promise<boolean> {
           gsi1pk: threadIndexPk(item.projectId, item.roomId, item.thread_root),
           gsi1sk: threadIndexSk({ root: item.thread_root, depth: item.thread_depth ?? 1, path: item.thread_path ?? '' }, item.id),
         };
-  try {
-    await db.send(
-      new PutCommand({ TableName: tableName, Item: { ...item, ...threadKeys }, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return putIfAbsent({ ...item, ...threadKeys });
 }
 
 /** Reserves `clientMessageId` for `reservation` in its room: `false` when an earlier use holds it. */
@@ -133,19 +125,11 @@ export async function reserveClientMessageId(
   clientMessageId: string,
   reservation: ClientMessageReservation,
 ): Promise<boolean> {
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...clientMessageGuardKey(projectId, roomId, clientMessageId), messageId: reservation.id, createdAt: reservation.createdAt },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return putIfAbsent({
+    ...clientMessageGuardKey(projectId, roomId, clientMessageId),
+    messageId: reservation.id,
+    createdAt: reservation.createdAt,
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { putIfAbsent } from './put-if-absent';
 import { isConditionFailure } from './transact';
 
 /**
@@ -31,15 +32,7 @@ export const signingSecretBinding = (projectId: string) => ({ purpose: 'project-
 type SealedSigningSecret = NonNullable<ProjectItem['signingSecretSealed']>;
 
 /** Stores a new project: `false` when one with its id exists. */
-export async function putNewProject(item: ProjectItem): Promise<boolean> {
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-}
+export const putNewProject = (item: ProjectItem): Promise<boolean> => putIfAbsent(item);
 
 /** Reads only the key, so the answer costs the least a read can. */
 export async function projectExists(projectId: string): Promise<boolean> {

@@ -1,16 +1,7 @@
 import * as z from '#shared/schema';
 import { tableName } from './client';
 import { roomPk } from './keys';
-import {
-  DEVICE_SK_PREFIX,
-  type DeviceItem,
-  deviceItem,
-  pushTarget,
-  userPushPk,
-  WEB_SK_PREFIX,
-  type WebSubscriptionItem,
-  webSubscriptionItem,
-} from './push';
+import { pushTarget } from './push';
 import { queryAll } from './query';
 import type { TransactPart } from './transact';
 
@@ -35,32 +26,6 @@ export async function roomRoster(projectId: string, roomId: string): Promise<Ros
     ProjectionExpression: 'userId, targets',
   });
   return items.map((item) => rosterItem.parse(item));
-}
-
-export interface UserTargets {
-  readonly items: readonly (DeviceItem | WebSubscriptionItem)[];
-  readonly version: number;
-}
-
-/**
- * What a roster entry is made of: the user's targets and their version, read together with one
- * consistent Query of the user's push partition (`./push.ts` owns those items).
- */
-export async function userTargets(projectId: string, userId: string): Promise<UserTargets> {
-  const raw = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': userPushPk(projectId, userId) },
-    ConsistentRead: true,
-  });
-  let version = 0;
-  const items = raw.flatMap((item): (DeviceItem | WebSubscriptionItem)[] => {
-    const sk = String(item.sk);
-    if (sk.startsWith(DEVICE_SK_PREFIX)) return [deviceItem.parse(item)];
-    if (sk.startsWith(WEB_SK_PREFIX)) return [webSubscriptionItem.parse(item)];
-    if (sk === 'VERSION') version = Number(item.v ?? 0);
-    return [];
-  });
-  return { items, version };
 }
 
 /** Written only over a copy made from the same or an older version of the user's targets. */

@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { pushConfigPk, sealedSecret } from './push-config';
-import { isConditionFailure } from './transact';
+import { putIfAbsent } from './put-if-absent';
 
 /** The project's VAPID key pair, generated on first use, beside its push configurations. */
 export const vapidKey = (projectId: string) => ({ pk: pushConfigPk(projectId), sk: 'VAPID' });
@@ -16,17 +16,7 @@ export async function findVapidKeys(projectId: string): Promise<VapidItem | unde
 }
 
 /** Stores a new pair unless the project has one already; false when it had (a concurrent first use won). */
-export async function createVapidKeys(projectId: string, item: VapidItem): Promise<boolean> {
-  try {
-    await db.send(
-      new PutCommand({ TableName: tableName, Item: { ...vapidKey(projectId), ...item }, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-}
+export const createVapidKeys = (projectId: string, item: VapidItem): Promise<boolean> => putIfAbsent({ ...vapidKey(projectId), ...item });
 
 /** Replaces the stored private key with the same key sealed anew (a newer format or key). */
 export async function resealVapidPrivateKey(projectId: string, privateKey: VapidItem['privateKey']): Promise<void> {

@@ -3,6 +3,7 @@ import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { projectPk, userPk } from './keys';
+import { queryAll } from './query';
 import { isConditionFailure, type TransactPart, transactWrite } from './transact';
 
 /**
@@ -350,4 +351,30 @@ export async function markDeviceSent(projectId: string, userId: string, deviceId
     .catch((error: unknown) => {
       if (!isConditionFailure(error)) throw error;
     });
+}
+
+export interface UserTargets {
+  readonly items: readonly (DeviceItem | WebSubscriptionItem)[];
+  readonly version: number;
+}
+
+/**
+ * What a roster entry is made of: the user's targets and their version, read together with one
+ * consistent Query of the user's push partition.
+ */
+export async function userTargets(projectId: string, userId: string): Promise<UserTargets> {
+  const raw = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': userPushPk(projectId, userId) },
+    ConsistentRead: true,
+  });
+  let version = 0;
+  const items = raw.flatMap((item): (DeviceItem | WebSubscriptionItem)[] => {
+    const sk = String(item.sk);
+    if (sk.startsWith(DEVICE_SK_PREFIX)) return [deviceItem.parse(item)];
+    if (sk.startsWith(WEB_SK_PREFIX)) return [webSubscriptionItem.parse(item)];
+    if (sk === 'VERSION') version = Number(item.v ?? 0);
+    return [];
+  });
+  return { items, version };
 }

@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { getAll } from './batch';
 import { db, tableName } from './client';
 import { projectPk, roomPk } from './keys';
+import { putIfAbsent } from './put-if-absent';
 import { isConditionFailure } from './transact';
 
 export const roomType = z.enum(['public', 'group', 'dm']);
@@ -60,15 +61,7 @@ export async function findRooms(projectId: string, roomIds: readonly string[]): 
 }
 
 /** Writes a new room; `false` when the id is taken. */
-export async function putNewRoom(item: RoomItem): Promise<boolean> {
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-}
+export const putNewRoom = (item: RoomItem): Promise<boolean> => putIfAbsent(item);
 
 /** The fields a room's owner may change; `null` removes one. */
 export interface RoomPatch {

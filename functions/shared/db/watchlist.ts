@@ -2,7 +2,7 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { roomPk, userPk } from './keys';
-import { isConditionFailure } from './transact';
+import { putIfAbsent } from './put-if-absent';
 
 export const WATCH_TARGET_TYPES = ['room', 'user'] as const;
 export type WatchTargetType = (typeof WATCH_TARGET_TYPES)[number];
@@ -46,21 +46,8 @@ export async function watchesOf(projectId: string, watcherId: string, limit: num
 }
 
 /** Files the watch in the watcher's list unless it is there already: `false` when it was. */
-export async function putWatchIfAbsent(projectId: string, watch: WatchItem): Promise<boolean> {
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...watchlistKey(projectId, watch.watcherId, watch.type, watch.targetId), ...watch },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-}
+export const putWatchIfAbsent = (projectId: string, watch: WatchItem): Promise<boolean> =>
+  putIfAbsent({ ...watchlistKey(projectId, watch.watcherId, watch.type, watch.targetId), ...watch });
 
 /** Files the watch under its target (idempotent: a repeat rewrites it). */
 export async function putWatcher(projectId: string, watch: WatchItem): Promise<void> {

@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { putIfAbsent } from './put-if-absent';
 import { isConditionFailure } from './transact';
 
 export const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
@@ -84,13 +85,7 @@ export async function createDelivery(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await db.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    return item;
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+  return (await putIfAbsent(item)) ? item : undefined;
 }
 
 /** A project's deliveries, newest first (gsi1). */

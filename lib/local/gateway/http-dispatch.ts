@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { ErrorBody } from '#shared/error-codes';
 import type { HttpRoute } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { LocalResponseStream } from '../streaming';
@@ -22,18 +23,23 @@ export async function dispatchHttpRoute(
   const match = matchHttpRoute(method, url.pathname);
   if ('missing' in match) {
     return sendJson(response, match.missing, {
-      error: { code: match.missing === 405 ? 'method_not_allowed' : 'not_found', message: `No route for ${method} ${url.pathname}` },
+      error: {
+        code: match.missing === 405 ? 'method_not_allowed' : 'not_found',
+        message: `No route for ${method} ${url.pathname}`,
+      } satisfies ErrorBody,
     });
   }
   const body = await readBody(request);
   if (body === 'too_large') {
     return sendJson(response, 413, {
-      error: { code: 'payload_too_large', message: `Request bodies are limited to ${MAX_PAYLOAD_BYTES} bytes` },
+      error: { code: 'payload_too_large', message: `Request bodies are limited to ${MAX_PAYLOAD_BYTES} bytes` } satisfies ErrorBody,
     });
   }
   const pathParameters = decodePathParameters(match.paramNames, match.values);
   if (!pathParameters) {
-    return sendJson(response, 400, { error: { code: 'invalid_path', message: 'The path has a malformed percent-encoding' } });
+    return sendJson(response, 400, {
+      error: { code: 'invalid_path', message: 'The path has a malformed percent-encoding' } satisfies ErrorBody,
+    });
   }
   const event = httpApiEvent({ request, url, method, route: match.route, pathParameters, body, domainName: target.domainName });
   if (match.route.transport === 'functionUrl') return streamRoute(handlers, match.route, event, response);

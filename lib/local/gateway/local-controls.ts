@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorBody } from '#shared/error-codes';
 import { readBody, sendJson } from './http-replies';
 
 /** The gateway's local-only doors (never deployed): what CloudWatch would show, and the fan-out switch. */
@@ -51,7 +52,7 @@ async function switchFanOut(request: IncomingMessage, response: ServerResponse, 
     running = undefined;
   }
   if (typeof running !== 'boolean') {
-    return sendJson(response, 400, { error: { code: 'validation_failed', message: 'Send {"running": true|false}' } });
+    return sendJson(response, 400, { error: { code: 'validation_failed', message: 'Send {"running": true|false}' } satisfies ErrorBody });
   }
   await (running ? fanOut.start() : fanOut.stop());
   sendJson(response, 200, { running: fanOut.running });

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
+import type { ErrorBody } from '#shared/error-codes';
 import { webSocketRoutes } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { MAX_FRAME_BYTES, type SocketEntry } from '../management-api';
@@ -64,7 +65,7 @@ async function invokeRoute(context: WebSocketContext, routeKey: WebSocketRouteKe
  * The `$connect` query: the URL's own, plus the channel its path names (`/ws/rooms/<roomId>`,
  * `/ws/user/<userId>`); or the refusal for a path no WebSocket route serves.
  */
-function connectQuery(url: URL): { query: Record<string, string> } | { status: number; error: { code: string; message: string } } {
+function connectQuery(url: URL): { query: Record<string, string> } | { status: number; error: ErrorBody } {
   const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(url.pathname);
   if (!channel && url.pathname !== '/ws') {
     return { status: 404, error: { code: 'not_found', message: `No WebSocket route for ${url.pathname}` } };

@@ -136,17 +136,22 @@ describeTenantMatrix('Push', tenants, {
   },
 
   async GetVapidPublicKey({ a, b, aAdmin }) {
-    // Act: public by design, so A's credentials neither add nor take away anything; asked at once, first use included
-    const [aKey, aAgain, bKey, bByHeader, bWithAKey] = await Promise.all([
+    // Act: public by design, so A's API key neither adds nor takes away anything, and A's token names
+    // A's project only; asked at once, first use included
+    const [aKey, aAgain, aByToken, bKey, bByHeader, bWithAKey, bWithAToken] = await Promise.all([
       api(`/push/web/vapid-public-key?projectId=${a.projectId}`),
       api(`/push/web/vapid-public-key?projectId=${a.projectId}`, { token: aAdmin }),
+      api('/push/web/vapid-public-key', { token: aAdmin }),
       api(`/push/web/vapid-public-key?projectId=${b.projectId}`),
       api('/push/web/vapid-public-key', { headers: { 'x-service-project-id': b.projectId } }),
       api(`/push/web/vapid-public-key?projectId=${b.projectId}`, { apiKey: a.apiKey }),
+      api(`/push/web/vapid-public-key?projectId=${b.projectId}`, { token: aAdmin }),
     ]);
 
-    // Assess: one key pair per project; B's public key is not A's
-    for (const response of [aKey, aAgain, bKey, bByHeader, bWithAKey]) {
+    // Assess: one key pair per project; B's public key is not A's, and A's token never reaches it
+    expect({ status: bWithAToken.status, code: bWithAToken.body.error?.code }).toEqual({ status: 403, code: 'project_mismatch' });
+    expect(aByToken.body.publicKey).toBe(aKey.body.publicKey);
+    for (const response of [aKey, aAgain, aByToken, bKey, bByHeader, bWithAKey]) {
       expect(response.status).toBe(200);
       expect(Object.keys(response.body)).toEqual(['publicKey']);
       const point = Buffer.from(response.body.publicKey, 'base64url');

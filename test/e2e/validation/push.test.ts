@@ -1,4 +1,5 @@
 import { createECDH, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { vapidKey } from '#shared/db/push-vapid';
 import { api, createTestProject, type TestProject, uniqueId } from '../../support/api';
@@ -454,16 +455,120 @@ describe('push requests beyond the body schemas', () => {
   });
 
   it.each([
-    { variant: 'no project named', query: '', headers: {} as Record<string, string> },
-    { variant: 'an empty projectId', query: '?projectId=', headers: {} },
-    { variant: 'a projectId that cannot be one', query: '?projectId=a%23b', headers: {} },
-    { variant: 'an X-Service-Project-Id that cannot be one', query: '', headers: { 'x-service-project-id': 'A B' } },
-  ])('GetVapidPublicKey with $variant → 404 project_not_found', async ({ query, headers }) => {
+    { variant: 'no project named', headers: {} as Record<string, string> },
+    { variant: 'only an API key, which names no project to a browser', headers: { 'x-service-api-key': 'ck_some-project_secret' } },
+    { variant: 'an Authorization header that is no bearer token', headers: { authorization: 'Basic dXNlcjpwYXNz' } },
+  ])('GetVapidPublicKey with $variant → 400 project_required, saying how to name one', async ({ headers }) => {
+    // Act
+    const response = await api('/push/web/vapid-public-key', { headers });
+
+    // Assess
+    expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 400, code: 'project_required' });
+    expect(response.body.error.message).toMatch(/Authorization: Bearer .*\?projectId=.*X-Service-Project-Id/);
+  });
+
+  it.each([
+    { variant: 'an empty projectId', query: '?projectId=', headers: {} as Record<string, string>, field: 'query.projectId' },
+    { variant: 'a projectId that cannot be one', query: '?projectId=a%23b', headers: {}, field: 'query.projectId' },
+    {
+      variant: 'an X-Service-Project-Id that cannot be one',
+      query: '',
+      headers: { 'x-service-project-id': 'A B' },
+      field: 'headers.x-service-project-id',
+    },
+  ])('GetVapidPublicKey with $variant → 400 naming $field', async ({ query, headers, field }) => {
     // Act
     const response = await api(`/push/web/vapid-public-key${query}`, { headers });
 
     // Assess
-    expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 404, code: 'project_not_found' });
+    expectInvalid(response, field);
+  });
+
+  describe('GetVapidPublicKey with a user token', () => {
+    /** An HS256 token of the project signed with `secret`, expiring at `exp` (Unix seconds). */
+    const tokenSignedWith = (secret: string, exp: number) =>
+      new SignJWT({ projectId: project.projectId, userId: 'web-user', roles: ['member'] })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject('web-user')
+        .setIssuedAt()
+        .setExpirationTime(exp)
+        .sign(new TextEncoder().encode(secret));
+    const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
+    const keyOf = (options: Parameters<typeof api>[1], query = '') => api(`/push/web/vapid-public-key${query}`, options);
+
+    it("answers the token's project key, as ?projectId= does, kept out of shared caches", async () => {
+      // Act
+      const [byToken, byQuery] = await Promise.all([keyOf({ token: memberToken }), keyOf({}, `?projectId=${project.projectId}`)]);
+
+      // Assess
+      expect(byToken.status).toBe(200);
+      expect(byToken.body).toEqual(byQuery.body);
+      expect(byToken.headers.get('cache-control')).toBe('private, max-age=300');
+      expect(byQuery.headers.get('cache-control')).toBe('public, max-age=300');
+      for (const response of [byToken, byQuery]) expect(response.headers.get('vary')).toBe('Authorization, X-Service-Project-Id');
+    });
+
+    it("answers another project's token with that project's key", async () => {
+      // Prepare
+      const otherToken = await rotatable.token(uniqueId('web'));
+
+      // Act
+      const [mine, theirs, theirsByQuery] = await Promise.all([
+        keyOf({ token: memberToken }),
+        keyOf({ token: otherToken }),
+        keyOf({}, `?projectId=${rotatable.projectId}`),
+      ]);
+
+      // Assess
+      expect(theirs.status).toBe(200);
+      expect(theirs.body).toEqual(theirsByQuery.body);
+      expect(theirs.body.publicKey).not.toBe(mine.body.publicKey);
+    });
+
+    it("accepts the token's own project named beside it", async () => {
+      // Act
+      const [byQuery, byHeader] = await Promise.all([
+        keyOf({ token: memberToken }, `?projectId=${project.projectId}`),
+        keyOf({ token: memberToken, headers: { 'x-service-project-id': project.projectId } }),
+      ]);
+
+      // Assess
+      expect([byQuery.status, byHeader.status]).toEqual([200, 200]);
+      expect(byHeader.body).toEqual(byQuery.body);
+    });
+
+    it.each([
+      { variant: '?projectId=', query: () => `?projectId=${rotatable.projectId}`, headers: (): Record<string, string> => ({}) },
+      { variant: 'X-Service-Project-Id', query: () => '', headers: () => ({ 'x-service-project-id': rotatable.projectId }) },
+    ])('refuses another project named by $variant beside the token with 403 project_mismatch', async ({ query, headers }) => {
+      // Act
+      const response = await keyOf({ token: memberToken, headers: headers() }, query());
+
+      // Assess
+      expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 403, code: 'project_mismatch' });
+    });
+
+    it.each([
+      { variant: 'a token that is not a JWT', token: 'not-a-jwt', code: 'invalid_token' },
+      {
+        variant: 'a token signed with another secret',
+        token: () => tokenSignedWith(`${project.signingSecret}x`, inAnHour()),
+        code: 'invalid_token',
+      },
+      {
+        variant: 'an expired token',
+        token: () => tokenSignedWith(project.signingSecret, Math.floor(Date.now() / 1000) - 60),
+        code: 'token_expired',
+      },
+    ])('refuses $variant with 401 $code, with or without a project named', async ({ token, code }) => {
+      // Act
+      const given = typeof token === 'function' ? await token() : token;
+      const responses = await Promise.all([keyOf({ token: given }), keyOf({ token: given }, `?projectId=${project.projectId}`)]);
+
+      // Assess
+      for (const response of responses)
+        expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 401, code });
+    });
   });
 
   it('GetVapidPublicKey answers a project that does not exist as one that does: a stable P-256 key of its own, nothing stored', async () => {

@@ -39,7 +39,7 @@ describe('a frame pipeline', () => {
     const dispatch = frameRouter({
       ...others,
       message: message(async () => {
-        throw new HttpError(503, 'dependency_down', 'table chat-prod-Table-1ABC');
+        throw new HttpError(502, 'ai_provider_error', 'table chat-prod-Table-1ABC');
       }),
     });
 
@@ -50,7 +50,7 @@ describe('a frame pipeline', () => {
     expect(answer).toEqual({
       type: 'error',
       clientMessageId: 'm-1',
-      error: { code: 'dependency_down', message: 'The service could not complete the request' },
+      error: { code: 'ai_provider_error', message: 'The service could not complete the request' },
     });
   });
 

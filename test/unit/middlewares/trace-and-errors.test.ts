@@ -68,7 +68,7 @@ describe('traceId', () => {
 
 describe('errorResponse', () => {
   it.each([
-    { name: 'a 503 HttpError', error: new HttpError(503, 'ai_unavailable', internalDetail), status: 503, code: 'ai_unavailable' },
+    { name: 'a 502 HttpError', error: new HttpError(502, 'ai_provider_error', internalDetail), status: 502, code: 'ai_provider_error' },
     { name: 'an Error', error: new Error(internalDetail), status: 500, code: 'internal_error' },
   ])('answers $name with its code, a generic message quoting the trace id, and the trace id header', async ({ error, status, code }) => {
     // Prepare

@@ -1,0 +1,117 @@
+/**
+ * Every error code the service can answer, with its HTTP status and what it means to the caller.
+ * `HttpError` and the error bodies written by hand (WebSocket frames, the local gateway) take an
+ * `ErrorCode`, so a code that is not listed here does not compile, and each error class takes only
+ * the codes of its own status. docs/api.md's errors table is generated from this list
+ * (`npm run docs:errors`) and a test fails when the two differ.
+ *
+ * `only` marks a code that one path alone answers: `websocket` (an `error` frame on a socket, no
+ * HTTP status of its own; the status is the HTTP one of the same fault) or `local` (the local
+ * runtime's gateway, where API Gateway answers on AWS).
+ */
+
+interface ErrorCodeEntry {
+  readonly status: number;
+  readonly meaning: string;
+  readonly only?: 'websocket' | 'local';
+}
+
+export const ERROR_CODES = {
+  validation_failed: {
+    status: 400,
+    meaning: 'The request (or frame) breaks its schema; `details` name each bad field, e.g. `body.attachments.1`',
+  },
+  invalid_json: { status: 400, meaning: 'The body (or frame) is not JSON' },
+  room_mismatch: { status: 400, meaning: "A WebSocket `message` frame names another room than the socket's", only: 'websocket' },
+  unsupported_frame: {
+    status: 400,
+    meaning: "A frame type the socket's channel does not take; the message lists those it does",
+    only: 'websocket',
+  },
+  reserved_id: { status: 400, meaning: 'A client-chosen id in a prefix the service keeps (see [Reserved ids](#reserved-ids))' },
+  unknown_event_type: { status: 400, meaning: 'A webhook registration names event types the catalogue does not have; nothing is stored' },
+  too_many_webhooks: { status: 400, meaning: 'The project has its 50 webhook registrations already' },
+  webhook_url_not_https: { status: 400, meaning: 'A webhook URL that is not https (plain http only to loopback in local mode)' },
+  webhook_url_private: { status: 400, meaning: 'A webhook URL naming a private, loopback, link-local or internal host' },
+  push_endpoint_not_https: { status: 400, meaning: 'A web push endpoint that is not https' },
+  push_endpoint_private: { status: 400, meaning: 'A web push endpoint naming a private, loopback, link-local or internal host' },
+  unknown_disposition: { status: 400, meaning: 'A handoff completion with a code the project does not have; `details.allowed` lists them' },
+  thread_too_short: { status: 400, meaning: 'A thread summary asked of a thread with too few messages' },
+  model_not_allowed: { status: 400, meaning: 'An agent model outside `AI_ALLOWED_MODELS`; `details.allowedModels` lists them' },
+  project_required: {
+    status: 400,
+    meaning: 'The VAPID public key route names no project: send a user token, `?projectId=` or `X-Service-Project-Id`',
+  },
+  invalid_path: { status: 400, meaning: 'A path with a malformed percent-encoding', only: 'local' },
+  bad_request: { status: 400, meaning: 'A request that is not valid HTTP', only: 'local' },
+  missing_credentials: {
+    status: 401,
+    meaning: 'No token, API key or operator key where the route needs one; the message names what it takes',
+  },
+  invalid_token: { status: 401, meaning: 'A token that is not a valid JWT of a known project (signature, algorithm, claims, user id)' },
+  token_expired: { status: 401, meaning: 'A token past its `exp`' },
+  invalid_api_key: { status: 401, meaning: 'An `X-Service-Api-Key` that no project has, or whose project is gone' },
+  invalid_credentials: { status: 401, meaning: 'Sign-in with an unknown user or a wrong password (the two are not told apart)' },
+  quota_exceeded: { status: 402, meaning: "The project's monthly AI quota is used up; it renews on the first of the month (UTC)" },
+  forbidden: { status: 403, meaning: "The caller's role is too low for the action" },
+  not_a_member: { status: 403, meaning: 'The caller is not a member of the room (private rooms, sockets, room keys)' },
+  guest_forbidden: { status: 403, meaning: 'A room guest asks for what guests may not have (the e2e room key)' },
+  backdating_forbidden: { status: 403, meaning: "Only an admin token or the API key may set a message's `userId` or `createdAt`" },
+  feature_disabled: { status: 403, meaning: "The route's feature flag is off for the project" },
+  project_mismatch: { status: 403, meaning: "`X-Service-Project-Id` names another project than the token's" },
+  not_found: { status: 404, meaning: 'No such route (or `/platform` without an operator key configured)' },
+  room_not_found: { status: 404, meaning: "No such room in the caller's project (another project's rooms answer the same)" },
+  message_not_found: { status: 404, meaning: 'No such message in the room' },
+  project_not_found: { status: 404, meaning: 'No such project' },
+  agent_not_found: { status: 404, meaning: 'No such agent in the project' },
+  webhook_not_found: { status: 404, meaning: 'No such webhook registration in the project' },
+  delivery_not_found: { status: 404, meaning: 'No such webhook delivery in the project' },
+  device_not_found: { status: 404, meaning: 'No such push device of the caller' },
+  subscription_not_found: { status: 404, meaning: 'No such web push subscription of the caller' },
+  push_not_found: { status: 404, meaning: 'No such push to acknowledge' },
+  method_not_allowed: { status: 405, meaning: 'The path exists, but not with this method' },
+  room_exists: { status: 409, meaning: 'A room with this id exists already' },
+  dm_id_taken: { status: 409, meaning: "The pair's dm id holds something other than their dm" },
+  dm_membership_fixed: {
+    status: 409,
+    meaning: 'A dm keeps exactly its two members (no adds or removals; an agent answers only in a dm it is in)',
+  },
+  project_exists: { status: 409, meaning: 'A project with this id exists already' },
+  membership_changed: { status: 409, meaning: 'The membership kept changing during the request; try again' },
+  target_busy: { status: 409, meaning: 'A push token or endpoint kept changing hands during the request; try again' },
+  watchlist_full: { status: 409, meaning: 'The watchlist holds its maximum number of targets' },
+  delivery_not_failed: { status: 409, meaning: 'Only a failed webhook delivery can be replayed' },
+  agent_handle_taken: { status: 409, meaning: 'Another agent of the project has this handle' },
+  e2e_room: { status: 409, meaning: 'AI cannot read an end-to-end encrypted room' },
+  human_handoff_active: { status: 409, meaning: 'A human has taken the room over; AI answers resume when the handoff is completed' },
+  handoff_active: { status: 409, meaning: 'The room has an active handoff; complete it first' },
+  no_active_handoff: { status: 409, meaning: 'The room has no active handoff to complete' },
+  payload_too_large: { status: 413, meaning: 'A body over 1 MiB (a client event frame over its own limit)' },
+  headers_too_large: { status: 431, meaning: 'A request line and headers over 16 KB', only: 'local' },
+  rate_limited: {
+    status: 429,
+    meaning: 'Over a rate limit; `Retry-After` (seconds) and `details.retryAfterSeconds` say when to try again',
+  },
+  sign_in_locked: { status: 429, meaning: 'Too many failed sign-ins of that user; `Retry-After` says when to try again' },
+  too_many_streams: { status: 429, meaning: 'The user or project has every SSE stream it may have open; `Retry-After` as above' },
+  internal_error: { status: 500, meaning: 'An unexpected failure; the message carries the trace id, details are only logged' },
+  ai_provider_error: { status: 502, meaning: 'The AI provider failed (unreachable, or an error status)' },
+  ai_timeout: { status: 502, meaning: 'The AI provider did not answer in time' },
+  ai_bad_response: { status: 502, meaning: "The AI provider's answer was unusable (no text, too large, not JSON)" },
+  bad_gateway: { status: 502, meaning: 'A handler failed before it could answer', only: 'local' },
+  ai_not_configured: { status: 503, meaning: 'AI is not configured on this service (`AI_BASE_URL` unset)' },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The codes answered with HTTP status `S`. */
+export type ErrorCodeOf<S extends number> = {
+  [C in ErrorCode]: (typeof ERROR_CODES)[C]['status'] extends S ? C : never;
+}[ErrorCode];
+
+/** The `error` member of every error answer and frame. */
+export interface ErrorBody {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: unknown;
+}
