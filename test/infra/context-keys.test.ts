@@ -9,31 +9,13 @@ import {
   sharedEnvironment,
 } from '../../lib/stacks/chat-config.ts';
 import { runCdkCli } from '../support/cdk-cli.ts';
-import { markdownSection, readRepoFile } from '../support/deploy-checklist.ts';
+import { markedTableRows, readDoc } from '../support/docs.ts';
 
 /**
  * The context keys a deployment is configured with: a key the app does not read fails the synth
  * naming it, the CDK's own keys pass, and the two documents that list settings agree with the code
  * (docs/operations.md's context keys, the README's "On AWS" column).
  */
-
-/** The rows of a markdown table: one array of cells per row, header and rule left out. */
-function tableRows(markdown: string, header: string): string[][] {
-  const lines = markdown.split('\n');
-  const start = lines.findIndex((line) => line.startsWith(header));
-  if (start < 0) throw new Error(`No table with header ${header}`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .slice(1, -1)
-        .split(' | ')
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-}
 
 const codeSpans = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map(([, text]) => text as string);
 
@@ -99,8 +81,7 @@ describe('context keys', () => {
   });
 
   it('are the keys docs/operations.md lists under "Configuration", no more, no fewer', () => {
-    const section = markdownSection(readRepoFile('docs/operations.md'), '## Configuration (CDK context: `-c key=value` or `cdk.json`)');
-    const documented = tableRows(section, '| Context key |').flatMap(([keys = '']) => codeSpans(keys));
+    const documented = markedTableRows(readDoc('docs/operations.md'), 'context-keys').flatMap(([keys = '']) => codeSpans(keys));
 
     expect(documented.sort()).toEqual([...CHAT_CONTEXT_KEYS].sort());
   });
@@ -113,7 +94,7 @@ describe('context keys', () => {
       ...Object.values(outboundHosts).map((host) => host.setting),
     ]);
     const secretOf = new Map(Object.entries(secretDefinitions).map(([secretId, definition]) => [definition.setting as string, secretId]));
-    const rows = tableRows(markdownSection(readRepoFile('README.md'), '## Configuration'), '| Variable | Default | Meaning | On AWS |');
+    const rows = markedTableRows(readDoc('README.md'), 'configuration');
 
     // Act
     const wrong = rows.flatMap(([variables = '', , , onAws = '']) => {

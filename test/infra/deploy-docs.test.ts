@@ -6,7 +6,8 @@ import { repoRoot } from '../../lib/constructs/chat-function.ts';
 import { idleCost } from '../../lib/constructs/idle-cost.ts';
 import { CHAT_CONTEXT_KEYS } from '../../lib/stacks/chat-config.ts';
 import { environmentOf, functionIdIn, type Synthesized, synthesize, viewOf } from '../support/chat-stack/synthesized.ts';
-import { deployChecklist, markdownSection, readmeDeployCommands, readRepoFile } from '../support/deploy-checklist.ts';
+import { deployChecklist, markdownSection, readmeDeployCommands } from '../support/deploy-checklist.ts';
+import { readDoc } from '../support/docs.ts';
 
 /**
  * The first-deploy checklist of docs/operations.md and the README, up to the deploy: one deploy
@@ -84,7 +85,7 @@ describe('first-deploy checklist', () => {
     );
     expect(checklist.text).toContain(`${cost.polledQueues} queues`);
     expect(checklist.text).toContain(`${cost.kmsKeys} KMS keys`);
-    expect(readRepoFile('README.md')).toContain(`about ${dollars(cost.monthlyDollars)} a month`);
+    expect(readDoc('README.md')).toContain(`about ${dollars(cost.monthlyDollars)} a month`);
   });
 });
 
@@ -94,7 +95,7 @@ describe('cdk.json', () => {
       readFileSync(path.join(repoRoot, 'node_modules/aws-cdk-lib/recommended-feature-flags.json'), 'utf8'),
     ) as Record<string, unknown>;
     const { context } = JSON.parse(readFileSync(path.join(repoRoot, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
-    const flagsSection = markdownSection(readRepoFile('docs/operations.md'), '### CDK feature flags');
+    const flagsSection = markdownSection(readDoc('docs/operations.md'), '### CDK feature flags');
 
     expect(Object.keys(recommended).filter((flag) => !(flag in context))).toEqual([]);
     const different = Object.keys(recommended).filter((flag) => JSON.stringify(context[flag]) !== JSON.stringify(recommended[flag]));

@@ -1,16 +1,10 @@
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readDoc } from './docs.ts';
 
 /**
  * The first-deploy checklist as docs/operations.md ("First deploy: a checklist") and the README
  * ("Deploy") write it, read by the tests that follow it, so that the documents and CI cannot drift:
  * what the documents tell a newcomer to type is what the tests run.
  */
-
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-
-export const readRepoFile = (file: string) => readFileSync(path.join(repoRoot, file), 'utf8');
 
 /** The text of a markdown section: from its heading line to the next heading of the same level or above. */
 export function markdownSection(markdown: string, heading: string): string {
@@ -53,7 +47,7 @@ export interface DeployChecklist {
 
 /** The checklist of docs/operations.md. */
 export function deployChecklist(): DeployChecklist {
-  const text = markdownSection(readRepoFile('docs/operations.md'), '### First deploy: a checklist');
+  const text = markdownSection(readDoc('docs/operations.md'), '### First deploy: a checklist');
   const [, during = '', after = ''] = text.split(/^\*\*(?:During|After)\*\*$/m);
   const deployBlocks = bashBlocks(during).filter((block) => block.startsWith('npx cdk deploy'));
   if (deployBlocks.length !== 1) throw new Error(`"During" must hold exactly one deploy command, found ${deployBlocks.length}`);
@@ -81,7 +75,7 @@ export function deployChecklist(): DeployChecklist {
 
 /** The deploy commands of the README's "Deploy" section, continuation lines joined. */
 export function readmeDeployCommands(): string[] {
-  return bashBlocks(markdownSection(readRepoFile('README.md'), '## Deploy'))
+  return bashBlocks(markdownSection(readDoc('README.md'), '## Deploy'))
     .filter((block) => block.startsWith('npx cdk deploy'))
     .map(oneLine);
 }
