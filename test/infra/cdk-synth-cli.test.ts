@@ -90,7 +90,7 @@ interface DeployedFunction {
 }
 
 const checklist = deployChecklist();
-/** What `synth --quiet` may print in all; bundling alone printed about 470 lines (5 per function) before it was quieted. */
+/** What `synth --quiet` may print in all; bundling alone printed 486 lines (six per bundle) before it was quieted, and prints them with CHAT_BUNDLING_LOG=1. */
 const MAX_SYNTH_LINES = 10;
 const stackName = `Chat-${checklist.context.stage ?? 'dev'}`;
 
