@@ -3,10 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type Binding, type BoundResources, type GrantContext, parseBinding } from '#wiring/bindings';
+import { bundlingLogRequested } from '../bundling-log.ts';
 import { acknowledgeWildcardResources } from './nag.ts';
 
 /** Repository root: the esbuild project root, where `package.json` ("imports" aliases) and the lock file live. */
@@ -51,6 +52,8 @@ export const chatFunctionBuild = {
     // built-in SDK may lag or lead them.
     bundleAwsSDK: true,
     forceDockerBundling: false,
+    // esbuild's own default prints a size summary per bundle: hundreds of lines per synth (lib/bundling-log.ts).
+    logLevel: bundlingLogRequested() ? LogLevel.INFO : LogLevel.WARNING,
     esbuildArgs: Object.fromEntries(Object.entries(bundleAliases).map(([from, to]) => [`--alias:${from}`, to])),
   } satisfies BundlingOptions,
   nodeOptions: '--enable-source-maps',

@@ -75,4 +75,7 @@ export class ChatSecrets extends Construct {
   }
 }
 
+/** Id of the stack output that names a secret's ARN: `OperatorKeySecretArn` for `operator-key`. */
+export const secretOutputId = (secretId: SecretId) => `${pascalCase(secretId)}SecretArn`;
+
 const pascalCase = (id: string) => id.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());

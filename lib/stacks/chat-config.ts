@@ -1,7 +1,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
-import { outboundHosts } from '#wiring/bindings';
+import { outboundHosts, type SecretId, secretDefinitions } from '#wiring/bindings';
 import { isVapidSubject } from '../../functions/shared/urls.ts';
+import { secretOutputId } from '../constructs/chat-secrets.ts';
 
 /** Settings of one deployment of the service; every field has a default. */
 export interface ChatConfig {
@@ -207,33 +208,98 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   return config;
 }
 
+/** Every CDK context key the app reads (`-c key=value` or cdk.json "context"); docs/operations.md lists them. */
+export const CHAT_CONTEXT_KEYS = [
+  'stage',
+  'rateLimitMessagesPerMinute',
+  'vapidSubject',
+  'pushEnvironment',
+  ...AI_MODEL_SETTINGS,
+  'streamReservedConcurrency',
+  'aiReservedConcurrency',
+  'aiThrottleRateLimit',
+  'aiThrottleBurstLimit',
+  ...Object.values(outboundHosts).map((host) => host.setting),
+  'logLevel',
+  'corsAllowOrigins',
+  'throttleRateLimit',
+  'throttleBurstLimit',
+  'webSocketAccessLogs',
+  'tableDeletionProtection',
+  'alarmEmail',
+  'http5xxAlarmPercent',
+  'httpLatencyP99AlarmMs',
+  'accountConcurrencyAlarmThreshold',
+  'account',
+  'region',
+] as const;
+export type ChatContextKey = (typeof CHAT_CONTEXT_KEYS)[number];
+
+/** Context keys the app read once, with what replaced them: a deploy command written for an older version fails instead of being half obeyed. */
+const OBSOLETE_CONTEXT_KEYS: Readonly<Record<string, string>> = {
+  operatorKey:
+    'is gone: nothing secret is configuration. Secrets Manager generates the operator key at the first deploy; ' +
+    'read it from the secret the OperatorKeySecretArn output names (docs/operations.md, "First deploy")',
+  streamConcurrency: 'was renamed streamReservedConcurrency, and is now off unless set (docs/operations.md)',
+  ...Object.fromEntries(
+    Object.entries(secretDefinitions).map(([secretId, definition]) => [
+      definition.setting,
+      `is a secret, never configuration: on AWS it is the Secrets Manager secret ${secretId} ` +
+        `(the ${secretOutputId(secretId as SecretId)} output; docs/operations.md, "First deploy")`,
+    ]),
+  ),
+};
+
+/**
+ * Context keys that belong to the CDK (feature flags `@aws-cdk/...`, `aws:cdk:*` set by the CLI,
+ * lookup results cached in cdk.context.json such as `availability-zones:account=...`) or to a
+ * library: every one has a colon or starts with `@`, which no key of this app does.
+ */
+const isCdkContextKey = (key: string) => key.includes(':') || key.startsWith('@') || key === 'acknowledged-issue-numbers';
+
+/**
+ * Fails for any context key the app does not read, naming it, so that a typo (`alarmEmial`) or a key
+ * of an older version (`operatorKey`) stops the synth instead of deploying without the setting.
+ */
+export function rejectUnknownContextKeys(node: Node): void {
+  const known = new Set<string>(CHAT_CONTEXT_KEYS);
+  const problems = Object.keys(node.getAllContext() as Record<string, unknown>)
+    .filter((key) => !known.has(key) && !isCdkContextKey(key))
+    .sort()
+    .map((key) => (key in OBSOLETE_CONTEXT_KEYS ? `Context key ${key} ${OBSOLETE_CONTEXT_KEYS[key]}.` : `Unknown context key ${key}.`));
+  if (problems.length > 0) {
+    throw new Error(
+      `${problems.join('\n')}\nThe app reads these context keys (-c key=value or cdk.json "context"; docs/operations.md, "Configuration"): ` +
+        `${CHAT_CONTEXT_KEYS.join(', ')}.`,
+    );
+  }
+}
+
 /**
  * Reads {@link ChatConfig} from CDK context (`cdk synth -c stage=prod -c alarmEmail=...`); unset keys
- * keep their defaults.
+ * keep their defaults, and a key the app does not read fails.
  */
 export function chatConfigFromContext(node: Node): ChatConfig {
   return resolveChatConfig(chatContextOverrides(node));
 }
 
-/** The {@link ChatConfig} fields set in CDK context, unresolved (no defaults applied). */
+/** The {@link ChatConfig} fields set in CDK context, unresolved (no defaults applied); a key the app does not read fails. */
 export function chatContextOverrides(node: Node): Partial<ChatConfig> {
-  const text = (key: string): string | undefined => {
+  rejectUnknownContextKeys(node);
+  const text = (key: ChatContextKey): string | undefined => {
     const value: unknown = node.tryGetContext(key);
     return value === undefined || value === null ? undefined : String(value);
   };
-  const number = (key: string): number | undefined => {
+  const number = (key: ChatContextKey): number | undefined => {
     const value = text(key);
     if (value === undefined) return undefined;
     const parsed = Number(value);
     if (!Number.isFinite(parsed)) throw new Error(`Context ${key} must be a number, got "${value}"`);
     return parsed;
   };
-  const flag = (key: string): boolean | undefined => (text(key) === undefined ? undefined : text(key) === 'true');
+  const flag = (key: ChatContextKey): boolean | undefined => (text(key) === undefined ? undefined : text(key) === 'true');
   // `off` (or leaving the key out) means no reservation; any other value must pass resolveChatConfig.
-  const reservation = (key: string): number | undefined => (text(key)?.toLowerCase() === 'off' ? undefined : number(key));
-  if (text('streamConcurrency') !== undefined) {
-    throw new Error('Context streamConcurrency was renamed streamReservedConcurrency, and is now off unless set (docs/operations.md)');
-  }
+  const reservation = (key: ChatContextKey): number | undefined => (text(key)?.toLowerCase() === 'off' ? undefined : number(key));
   const origins = text('corsAllowOrigins');
   return withoutUndefined({
     stage: text('stage'),

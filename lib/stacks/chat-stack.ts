@@ -7,7 +7,7 @@ import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
 import type { ChatFunction } from '../constructs/chat-function.ts';
 import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observability.ts';
 import { ChatQueues } from '../constructs/chat-queues.ts';
-import { ChatSecrets } from '../constructs/chat-secrets.ts';
+import { ChatSecrets, secretOutputId } from '../constructs/chat-secrets.ts';
 import { ChatTable } from '../constructs/chat-table.ts';
 import { AreaStack, callsTheModel, type SharedResources } from './area-stack.ts';
 import type { ChatConfig } from './chat-config.ts';
@@ -153,7 +153,7 @@ export class ChatStack extends Stack {
       }
     }
     for (const [secretId, secret] of this.secrets.all) {
-      new CfnOutput(this, `${secret.node.id}SecretArn`, {
+      new CfnOutput(this, secretOutputId(secretId), {
         value: secret.secretArn,
         description: `Secrets Manager secret ${secretId}${secretId === 'operator-key' ? ' (read it to call /platform routes)' : ''}`,
       });

@@ -5,12 +5,15 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { areas, type FunctionEntry, functionEntries, httpRoutes, queues, stateMachines } from '#wiring';
 import { type BindingKindId, bindingKinds, bindingVariable, type OutboundHostId, outboundHosts, secretDefinitions } from '#wiring/bindings';
-import { repoRoot } from '../../lib/constructs/chat-function.ts';
 import { bundlesModule } from '../../lib/constructs/handler-modules.ts';
+import { runCdkCli } from '../support/cdk-cli.ts';
+import { deployChecklist } from '../support/deploy-checklist.ts';
 
 /**
- * `cdk synth` through the real CLI, offline and without AWS credentials: the app must need no
- * lookups, bundle every handler with the local esbuild (no Docker), and pass the cdk-nag checks.
+ * `cdk synth` through the real CLI, offline and without AWS credentials, as the first-deploy
+ * checklist's offline check runs it (docs/operations.md: the deploy command's context keys, with
+ * `synth --quiet`): the app must need no lookups, accept the documented keys, bundle every handler
+ * with the local esbuild (no Docker) without a line per function, and pass the cdk-nag checks.
  * The functions live in the areas' nested templates, which the root template names by their asset
  * path.
  */
@@ -19,21 +22,6 @@ interface CliResult {
   status: number | null;
   output: string;
   outdir: string;
-}
-
-/** The environment of this process without anything that could reach an AWS account. */
-function credentialFreeEnvironment(): NodeJS.ProcessEnv {
-  const environment = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_') && !name.startsWith('CDK_DEFAULT_')),
-  );
-  return {
-    ...environment,
-    AWS_CONFIG_FILE: '/dev/null',
-    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-    AWS_EC2_METADATA_DISABLED: 'true',
-    CDK_DISABLE_VERSION_CHECK: 'true',
-    CDK_DISABLE_CLI_TELEMETRY: 'true',
-  };
 }
 
 /**
@@ -101,6 +89,11 @@ interface DeployedFunction {
   readonly assetDir: string;
 }
 
+const checklist = deployChecklist();
+/** What `synth --quiet` may print in all; bundling alone printed 486 lines (six per bundle) before it was quieted, and prints them with CHAT_BUNDLING_LOG=1. */
+const MAX_SYNTH_LINES = 10;
+const stackName = `Chat-${checklist.context.stage ?? 'dev'}`;
+
 let result: CliResult;
 
 const loaded = new Map<string, { status: number | null; stdout: string; stderr: string }>();
@@ -109,7 +102,7 @@ const readTemplate = (file: string) => JSON.parse(readFileSync(path.join(result.
 
 /** The nested stacks of the root template: their resource and template. */
 function nestedStacks(): Array<{ resource: TemplateResource; template: Template }> {
-  return Object.values(readTemplate('Chat-dev.template.json').Resources)
+  return Object.values(readTemplate(`${stackName}.template.json`).Resources)
     .filter((resource) => resource.Type === 'AWS::CloudFormation::Stack')
     .map((resource) => ({ resource, template: readTemplate(resource.Metadata?.['aws:asset:path'] as string) }));
 }
@@ -120,7 +113,7 @@ function lambdaFunctions(): DeployedFunction[] {
     Object.values(template.Resources)
       .filter((resource) => resource.Type === 'AWS::Lambda::Function')
       .map((resource) => {
-        // Chat-dev/<Area>/<FunctionId>/Resource
+        // Chat-<stage>/<Area>/<FunctionId>/Resource
         const [, areaId, functionId] = (resource.Metadata?.['aws:cdk:path'] ?? '').split('/');
         return {
           key: `${areaId}/${functionId}`,
@@ -170,13 +163,9 @@ function loadedHandler(fn: DeployedFunction): { status: number | null; stdout: s
 
 beforeAll(() => {
   const outdir = mkdtempSync(path.join(tmpdir(), 'chat-cdk-out-'));
-  const run = spawnSync(
-    process.execPath,
-    [path.join(repoRoot, 'node_modules/aws-cdk/bin/cdk'), 'synth', '--quiet', '--no-notices', '--output', outdir],
-    { cwd: repoRoot, env: credentialFreeEnvironment(), encoding: 'utf8', timeout: 230_000 },
-  );
-  result = { status: run.status, output: `${run.stdout}\n${run.stderr}`, outdir };
-}, 240_000);
+  // Bundling every function takes about 85 s on an idle machine, minutes on a busy shared one.
+  result = { ...runCdkCli([...checklist.synthArgs, '--output', outdir], { timeoutMs: 450_000 }), outdir };
+}, 460_000);
 
 afterAll(() => {
   if (result) rmSync(result.outdir, { recursive: true, force: true });
@@ -207,9 +196,17 @@ describe('npx cdk synth', () => {
   it('exits 0 and writes the cloud assembly: the root template and one nested template per area', () => {
     expect(result.status, result.output).toBe(0);
     expect(existsSync(path.join(result.outdir, 'manifest.json'))).toBe(true);
-    expect(existsSync(path.join(result.outdir, 'Chat-dev.template.json'))).toBe(true);
+    expect(existsSync(path.join(result.outdir, `${stackName}.template.json`))).toBe(true);
     expect(readdirSync(result.outdir).filter((file) => file.endsWith('.nested.template.json'))).toHaveLength(areas.length);
     expect(nestedStacks()).toHaveLength(areas.length);
+  });
+
+  it('says little: no line per bundled function, no unconfigured feature flags (CHAT_BUNDLING_LOG=1 brings the bundling lines back)', () => {
+    const lines = result.output.split('\n').filter((line) => line.trim() !== '');
+
+    expect(lines.filter((line) => /Bundling asset|index\.mjs|Done in \d/.test(line))).toEqual([]);
+    expect(result.output).not.toMatch(/feature flags? (are|is) not configured/);
+    expect(lines.length, result.output).toBeLessThanOrEqual(MAX_SYNTH_LINES);
   });
 
   it('has every function of the wiring table in its area template, and no other', () => {
@@ -264,7 +261,7 @@ describe('npx cdk synth', () => {
   });
 
   it("gives no function a secret's value: only the ARN of each secret it is bound to, as <ID>_SECRET_ARN", () => {
-    const root = readTemplate('Chat-dev.template.json');
+    const root = readTemplate(`${stackName}.template.json`);
     for (const fn of lambdaFunctions()) {
       const variables = fn.resource.Properties.Environment.Variables as Record<string, unknown>;
       const secretBindings = (fn.entry?.bindings ?? []).filter((binding) => binding.startsWith('secret:'));

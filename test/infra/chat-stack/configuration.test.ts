@@ -85,7 +85,7 @@ describe('configuration', () => {
   let synth: Synthesized;
 
   beforeAll(() => {
-    synth = synthesize({ nagChecks: false, config: overrides, areas: [...areas, providerProbe] }, contextSecrets);
+    synth = synthesize({ nagChecks: false, config: overrides, areas: [...areas, providerProbe] });
   }, 120_000);
 
   it('passes the settings, and provider URLs to the functions bound to their host only, to every function of every area', () => {
@@ -127,7 +127,10 @@ describe('configuration', () => {
     );
   });
 
-  it('puts no secret value in any template, even one set in context', () => {
+  it('puts no secret value in any template: a secret given in context fails the synth, naming the key', () => {
+    expect(() => synthesize({ nagChecks: false }, contextSecrets)).toThrow(
+      /Context key CHAT_OPERATOR_KEY is a secret[^\n]*operator-key[\s\S]*Context key WEBHOOK_SECRET_ENCRYPTION_KEY is a secret[^\n]*webhook-key[\s\S]*Context key operatorKey is gone/,
+    );
     const files = templateFiles(synth.outdir);
 
     expect([...files.keys()].filter((file) => file.endsWith('.nested.template.json'))).toHaveLength(areas.length + 1);
