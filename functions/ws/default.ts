@@ -9,6 +9,7 @@ import type { ErrorBody } from '#shared/error-codes';
 import { BadRequestError } from '#shared/errors';
 import { postToConnection } from '#shared/gateway';
 import { idSchema } from '#shared/ids';
+import { hasEmptyKey } from '#shared/json';
 import * as z from '#shared/schema';
 import type { Role } from '#wiring';
 
@@ -22,7 +23,10 @@ const MAX_CLIENT_FRAME_BYTES = 10 * 1024;
 
 const clientEventFrame = z.strictObject({
   type: z.string().check(z.regex(CLIENT_EVENT_PATTERN, 'must be client- followed by 1-64 characters of letters, digits and _ . : -')),
-  data: z.optional(z.record(z.string(), z.unknown())),
+  // Published as `client_event` too, so it must be storable: DynamoDB holds no map with an empty key.
+  data: z.optional(
+    z.record(z.string(), z.unknown()).check(z.refine((data) => !hasEmptyKey(data), 'must not have an empty key, at any depth')),
+  ),
   ref: z.optional(z.string().check(z.maxLength(128))),
 });
 type ClientEventFrame = z.infer<typeof clientEventFrame>;
@@ -65,13 +69,15 @@ const message: FrameHandler<MessageFrame> = {
 const clientEvent: FrameHandler<ClientEventFrame, readonly ConnectionRef[]> = {
   parse(frame, raw) {
     const event = String(frame.type);
+    // A refusal carries the client's ref back whenever the ref itself is usable, so it can be matched.
+    const ref = typeof frame.ref === 'string' && frame.ref.length > 0 && frame.ref.length <= 128 ? { ref: frame.ref } : {};
     const parsed = clientEventFrame.safeParse(frame);
-    if (!parsed.success) throw validationRefusal(parsed.error.issues, { event });
+    if (!parsed.success) throw validationRefusal(parsed.error.issues, { event, ...ref });
     if (Buffer.byteLength(raw) > MAX_CLIENT_FRAME_BYTES) {
       throw new FrameRefusal({
         type: 'error',
         event,
-        ...(parsed.data.ref ? { ref: parsed.data.ref } : {}),
+        ...ref,
         error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_FRAME_BYTES} bytes` } satisfies ErrorBody,
       });
     }

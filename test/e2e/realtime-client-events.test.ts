@@ -76,6 +76,30 @@ describe('client events', () => {
     expect(receiver.ofType('event')).toEqual([]);
   });
 
+  it('with an empty key in their data, at any depth, are refused with validation_failed and reach nobody', async () => {
+    // Prepare: a client_event subscriber, so the event is published (stored) as well as relayed.
+    const own = await createTestProject('realtime-client-event-empty-key');
+    await api('/webhooks/register', {
+      apiKey: own.apiKey,
+      body: { url: `https://example.com/hooks/${uniqueId('hook')}`, eventTypes: ['client_event'] },
+    });
+    const { receiver, sender } = await roomOfThree(own);
+
+    // Act
+    sender.send({ type: 'client-odd', data: { fine: 1, nested: { '': 'empty' } }, ref: 'r-empty' });
+    const error = await sender.next((frame) => frame.type === 'error');
+    await settle(receiver);
+
+    // Assess
+    expect(error).toMatchObject({
+      type: 'error',
+      ref: 'r-empty',
+      error: { code: 'validation_failed', details: [{ field: 'data', message: 'must not have an empty key, at any depth' }] },
+    });
+    expect(receiver.ofType('event')).toEqual([]);
+    expect(await collectEvents(eventsOf(own.projectId), { count: 1, timeoutMs: 2000 })).toEqual([]);
+  });
+
   it('past 10 a second on one connection get rate_limited error frames with retryAfter; the connection stays usable', async () => {
     // Prepare
     const { sender, receiver } = await roomOfThree();
