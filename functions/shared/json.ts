@@ -1,3 +1,5 @@
+import * as z from '#shared/schema';
+
 /**
  * JSON with every non-ASCII character escaped. SQS rejects some code points (U+FFFE, U+FFFF), and
  * SNS delivers raw messages into SQS, so events and jobs travel escaped; escaped JSON parses back
@@ -21,3 +23,8 @@ export function hasEmptyKey(value: unknown): boolean {
   }
   return false;
 }
+
+/** A client-sent JSON object that may travel through the table (event data, client event data). */
+export const storableJsonObject = z
+  .record(z.string(), z.unknown())
+  .check(z.refine((data) => !hasEmptyKey(data), 'must not have an empty key, at any depth'));

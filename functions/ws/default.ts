@@ -9,7 +9,7 @@ import type { ErrorBody } from '#shared/error-codes';
 import { BadRequestError } from '#shared/errors';
 import { postToConnection } from '#shared/gateway';
 import { idSchema } from '#shared/ids';
-import { hasEmptyKey } from '#shared/json';
+import { storableJsonObject } from '#shared/json';
 import * as z from '#shared/schema';
 import type { Role } from '#wiring';
 
@@ -24,9 +24,7 @@ const MAX_CLIENT_FRAME_BYTES = 10 * 1024;
 const clientEventFrame = z.strictObject({
   type: z.string().check(z.regex(CLIENT_EVENT_PATTERN, 'must be client- followed by 1-64 characters of letters, digits and _ . : -')),
   // Published as `client_event` too, so it must be storable: DynamoDB holds no map with an empty key.
-  data: z.optional(
-    z.record(z.string(), z.unknown()).check(z.refine((data) => !hasEmptyKey(data), 'must not have an empty key, at any depth')),
-  ),
+  data: z.optional(storableJsonObject),
   ref: z.optional(z.string().check(z.maxLength(128))),
 });
 type ClientEventFrame = z.infer<typeof clientEventFrame>;

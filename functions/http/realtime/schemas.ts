@@ -1,5 +1,5 @@
 import { idSchema } from '#shared/ids';
-import { hasEmptyKey } from '#shared/json';
+import { storableJsonObject } from '#shared/json';
 import * as z from '#shared/schema';
 
 export const userParams = z.object({ userId: idSchema });
@@ -14,12 +14,11 @@ export const MAX_EVENT_DATA_BYTES = 10 * 1024;
 
 /** Event payloads: a JSON object of at most 10 KB, small enough for every socket it reaches, and storable (no empty key). */
 export const eventData = z._default(
-  z.record(z.string(), z.unknown()).check(
+  storableJsonObject.check(
     z.refine(
       (data) => Buffer.byteLength(JSON.stringify(data)) <= MAX_EVENT_DATA_BYTES,
       `must be at most ${MAX_EVENT_DATA_BYTES} bytes of JSON`,
     ),
-    z.refine((data) => !hasEmptyKey(data), 'must not have an empty key, at any depth'),
   ),
   {},
 );
