@@ -58,6 +58,11 @@ export const ERROR_CODES = {
   guest_forbidden: { status: 403, meaning: 'A room guest asks for what guests may not have (the e2e room key)' },
   backdating_forbidden: { status: 403, meaning: "Only an admin token or the API key may set a message's `userId` or `createdAt`" },
   feature_disabled: { status: 403, meaning: "The route's feature flag is off for the project" },
+  invalid_unsubscribe_link: {
+    status: 403,
+    meaning:
+      "A digest unsubscribe link the service did not sign (forged, altered, or signed before the project's signing secret was rotated): nothing changed",
+  },
   project_mismatch: { status: 403, meaning: "`X-Service-Project-Id` names another project than the token's" },
   not_found: { status: 404, meaning: 'No such route (or `/platform` without an operator key configured)' },
   room_not_found: { status: 404, meaning: "No such room in the caller's project (another project's rooms answer the same)" },
