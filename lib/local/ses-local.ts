@@ -1,5 +1,9 @@
 import type { AddressInfo } from 'node:net';
-import startSesEmulator from 'aws-ses-v2-local';
+import sesEmulator from 'aws-ses-v2-local';
+
+/** The CommonJS module's default export, however the loader (vitest, tsx) hands it over. */
+const startSesEmulator: typeof sesEmulator =
+  typeof sesEmulator === 'function' ? sesEmulator : (sesEmulator as unknown as { default: typeof sesEmulator }).default;
 
 export interface SesLocal {
   /** The SES v2 API (`AWS_ENDPOINT_URL_SESV2` of the handlers). */

@@ -266,7 +266,7 @@ describe('the admin run', () => {
 });
 
 describe('the schedule on the shared runtime', () => {
-  it('runs nothing while DAILY_DIGEST_ENABLED is not true', async () => {
+  it('runs nothing while DAILY_DIGEST_ENABLED is not true, and the admin run delivers whatever it says', async () => {
     // Arrange
     const reader = await readerInActiveRoom();
 

@@ -2,6 +2,7 @@ import { config } from '#shared/config';
 import { digestSubscribersPage } from '#shared/db/digest-preference';
 import { digestProjectsPage } from '#shared/db/digest-project';
 import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
 import { sendDigestJobs } from '#shared/queue';
 import { deliverDigests } from './deliver';
 
@@ -75,6 +76,7 @@ export async function runDigestJob(job: DigestJob): Promise<void> {
     }
     case 'users': {
       const result = await deliverDigests(job.projectId, job.digestDate, job.userIds);
+      countMetric('digest_user_jobs');
       logger.info('digest.users_delivered', { projectId: job.projectId, digestDate: job.digestDate, ...result });
       return;
     }

@@ -17,9 +17,21 @@ const linkKey = (signingSecret: string) => createHmac('sha256', signingSecret).u
 const macOf = (key: Buffer, projectId: string, userId: string) =>
   createHmac('sha256', key).update(`${VERSION}\u0000${projectId}\u0000${userId}`).digest();
 
+/** Link keys by project and stored secret: a digest job signs a link per user, and opening the sealed secret each time is the cost. */
+const linkKeys = new Map<string, Promise<Buffer>>();
+
 async function keyOf(projectId: string): Promise<Buffer | undefined> {
   const project = await loadProject(projectId);
-  return project ? linkKey(await signingSecretOf(project)) : undefined;
+  if (!project) return undefined;
+  const stored = `${projectId}\u0000${project.signingSecretSealed?.secretCiphertext ?? project.signingSecret}`;
+  let key = linkKeys.get(stored);
+  if (!key) {
+    if (linkKeys.size >= 1000) linkKeys.clear();
+    key = signingSecretOf(project).then(linkKey);
+    key.catch(() => linkKeys.delete(stored));
+    linkKeys.set(stored, key);
+  }
+  return key;
 }
 
 /** The token of one user of one project. */
