@@ -13,22 +13,28 @@ export interface FeedEntry {
   readonly text: string;
 }
 
-const entryItem = (projectId: string, event: DomainEvent, entry: FeedEntry): FeedEntryItem => ({
+/** What keys a feed entry: the event it comes from and the moment it is filed at. */
+export interface FeedSource {
+  readonly sourceId: string;
+  readonly createdAt: string;
+}
+
+const entryItem = (projectId: string, source: FeedSource, entry: FeedEntry): FeedEntryItem => ({
   projectId,
   userId: entry.userId,
-  entryId: feedEntryIdFor(event.createdAt, `${event.id}#${entry.kind}`),
+  entryId: feedEntryIdFor(source.createdAt, `${source.sourceId}#${entry.kind}`),
   kind: entry.kind,
   roomId: entry.roomId,
   ...(entry.actorId === undefined ? {} : { actorId: entry.actorId }),
   ...(entry.messageId === undefined ? {} : { messageId: entry.messageId }),
   text: entry.text,
-  createdAt: event.createdAt,
-  ttl: expiryOf(event.createdAt),
+  createdAt: source.createdAt,
+  ttl: expiryOf(source.createdAt),
 });
 
 /** Files entries in their users' feeds, keyed by the event, so writing them again changes nothing. */
-export async function writeFeedEntries(projectId: string, event: DomainEvent, entries: readonly FeedEntry[]): Promise<void> {
-  if (entries.length > 0) await putFeedEntries(entries.map((entry) => entryItem(projectId, event, entry)));
+export async function writeFeedEntries(projectId: string, source: FeedSource, entries: readonly FeedEntry[]): Promise<void> {
+  if (entries.length > 0) await putFeedEntries(entries.map((entry) => entryItem(projectId, source, entry)));
 }
 
 /** Members read per page while a room summary fans out: one Query, then BatchWrites of 25. */
@@ -49,7 +55,7 @@ export async function writeRoomSummaryToMembers(event: DomainEvent<'room.summary
     });
     await writeFeedEntries(
       projectId,
-      event,
+      { sourceId: event.id, createdAt: event.createdAt },
       memberships.map((membership) => ({ userId: membership.userId, kind: 'room_summary', roomId: summary.roomId, text: summary.summary })),
     );
     written += memberships.length;

@@ -79,6 +79,7 @@ async function onMessage(event: DomainEvent<'message.created'>): Promise<number>
     }
   }
   if (wanted.size === 0) return 0;
+  const createdAt = momentOf(event);
 
   const feed: FeedEntry[] = [];
   const created = await Promise.all(
@@ -91,7 +92,7 @@ async function onMessage(event: DomainEvent<'message.created'>): Promise<number>
         userId,
         kind,
         sourceId: event.id,
-        createdAt: event.createdAt,
+        createdAt,
         title,
         body: text,
         roomId: message.roomId,
@@ -100,8 +101,22 @@ async function onMessage(event: DomainEvent<'message.created'>): Promise<number>
       });
     }),
   );
-  await writeFeedEntries(projectId, event, feed);
+  await writeFeedEntries(projectId, { sourceId: event.id, createdAt }, feed);
   return created.filter(Boolean).length;
+}
+
+/** A message stored this long before its event was announced is an import of the past. */
+const IMPORTED_AFTER_MS = 3600_000;
+
+/**
+ * When a message's notification happened: the message's own time, so the inbox lists messages in
+ * the order they were written (the event's time is when the publisher got to it, and a batch is
+ * published in parallel); for a backdated import, the time it arrived, so it is not filed (and
+ * expired) in the past. Both are part of the event, so a redelivery computes the same.
+ */
+function momentOf(event: DomainEvent<'message.created'>): string {
+  const written = Date.parse(event.payload.createdAt);
+  return Date.parse(event.createdAt) - written > IMPORTED_AFTER_MS ? event.createdAt : event.payload.createdAt;
 }
 
 /**
