@@ -50,6 +50,8 @@ const configSchema = z.object({
    * (times every webhook) and a push. Later ones stay in the text and announce nothing.
    */
   MESSAGE_MAX_MENTIONS: positiveInt(20),
+  /** Days a notification and an activity feed entry are kept (DynamoDB TTL) before they expire, read or not. */
+  NOTIFICATION_RETENTION_DAYS: positiveInt(90),
   /** Rooms a user (not the API key) creates per minute. */
   RATE_LIMIT_ROOM_CREATION_PER_MINUTE: positiveInt(20),
   /** Push device registrations and web push subscriptions, together, per user per minute. */

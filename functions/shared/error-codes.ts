@@ -74,6 +74,7 @@ export const ERROR_CODES = {
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },
   subscription_not_found: { status: 404, meaning: 'No such web push subscription of the caller' },
   push_not_found: { status: 404, meaning: 'No such push to acknowledge' },
+  notification_not_found: { status: 404, meaning: "No such notification in the caller's inbox (another user's, or expired)" },
   method_not_allowed: { status: 405, meaning: 'The path exists, but not with this method' },
   room_exists: { status: 409, meaning: 'A room with this id exists already' },
   dm_id_taken: { status: 409, meaning: "The pair's dm id holds something other than their dm" },
