@@ -94,7 +94,9 @@ async function measure({ service, log }: Context) {
       dynamoRequestsPerUser: round(requests.length / USERS, 2),
       dynamoByCommand: countBy(requests, USERS, 2),
     };
-    log(`  ${USERS} users in ${result.seconds} s: ${result.usersPerSecond} users/s, ${result.dynamoRequestsPerUser} DynamoDB requests per user`);
+    log(
+      `  ${USERS} users in ${result.seconds} s: ${result.usersPerSecond} users/s, ${result.dynamoRequestsPerUser} DynamoDB requests per user`,
+    );
     return result;
   } finally {
     await pushService.close();

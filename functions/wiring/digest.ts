@@ -11,7 +11,7 @@ export const digestQueue: QueueDefinition = {
 
 /**
  * What delivering a digest touches: the table (preferences, rooms, messages, deliveries, the
- * in-app notification), the queue (the next page), the AI provider (room summaries), web push (the
+ * in-app notification, its frame on the user's channel), the queue (the next page), the AI provider (room summaries), web push (the
  * VAPID keys, sealed under `signing-key`, older ones under `webhook-key`), SES, and the link and key
  * of the unsubscribe link (HMAC under the project's signing secret, sealed under `signing-key`).
  */
@@ -25,6 +25,8 @@ const deliverer: readonly Binding[] = [
   'secret:webhook-key',
   'email:digest',
   'link:api',
+  // The in-app notification goes out as a `notification` frame on the user's channel.
+  'connections:manage',
 ];
 
 /** The daily digest: preferences, the schedule, the on-demand run and the e-mail unsubscribe link. */

@@ -55,11 +55,19 @@ beforeAll(async () => {
 describe('a digest run of 5,000 users', () => {
   it('goes through queued jobs of 25 users and delivers in-app and by e-mail to each once', async () => {
     // Arrange
-    const [inAppBefore, emailBefore, jobsBefore] = await Promise.all([metric('digest_in_app'), metric('digest_email'), metric('digest_user_jobs')]);
+    const [inAppBefore, emailBefore, jobsBefore] = await Promise.all([
+      metric('digest_in_app'),
+      metric('digest_email'),
+      metric('digest_user_jobs'),
+    ]);
     const started = Date.now();
 
     // Act
-    const run = await api('/admin/digest/run', { apiKey: project.apiKey, method: 'POST', body: { digestDate: '2032-01-01', maxUsers: USERS } });
+    const run = await api('/admin/digest/run', {
+      apiKey: project.apiKey,
+      method: 'POST',
+      body: { digestDate: '2032-01-01', maxUsers: USERS },
+    });
     await eventually('5,000 e-mails', async () => (await metric('digest_email')) - emailBefore >= USERS, 240_000, 250);
     const seconds = (Date.now() - started) / 1000;
 

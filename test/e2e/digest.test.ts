@@ -54,6 +54,12 @@ async function deliveries(userId: string): Promise<string[]> {
 const digestPushes = async (browser: TestingSubscription) =>
   (await browsers.notifications(browser)).map((push) => JSON.parse(push) as { type: string }).filter((push) => push.type === 'digest');
 
+/** The digest notifications of a user's inbox. */
+const digestNotices = async (token: string) =>
+  ((await api('/notifications', { token })).body.notifications as { kind: string; title: string; body: string; data: any }[]).filter(
+    (notification) => notification.kind === 'digest',
+  );
+
 const today = () => new Date().toISOString().slice(0, 10);
 const run = (digestDate: string, maxUsers = 1000) =>
   api('/admin/digest/run', { apiKey: project.apiKey, method: 'POST', body: { digestDate, maxUsers } });
@@ -175,6 +181,19 @@ describe('the admin run', () => {
       title: `Your daily digest for ${digestDate}: 3 new messages in 1 room`,
       body: 'Launch plans: 3 new',
     });
+    const [notice] = await eventually('the digest notification', async () => {
+      const notices = await digestNotices(reader.token);
+      return notices.length > 0 && notices;
+    });
+    expect(notice).toMatchObject({
+      kind: 'digest',
+      title: `Your daily digest for ${digestDate}: 3 new messages in 1 room`,
+      body: 'Launch plans: 3 new',
+      data: {
+        digestDate,
+        rooms: [{ roomId: reader.roomId, roomName: 'Launch plans', messageCount: 3, summary: expect.stringMatching(/^- /) }],
+      },
+    });
     expect(await deliveries(reader.userId)).toEqual([`${digestDate}#email`, `${digestDate}#in_app`, `${digestDate}#web_push`]);
   });
 
@@ -202,6 +221,7 @@ describe('the admin run', () => {
       'Your daily digest for 2031-02-04: 1 new message in 1 room',
     ]);
     expect(await digestPushes(reader.browser)).toHaveLength(2);
+    expect((await digestNotices(reader.token)).map((notice) => notice.data.digestDate).sort()).toEqual(['2031-02-03', '2031-02-04']);
     expect(await deliveries(reader.userId)).toEqual([
       '2031-02-03#email',
       '2031-02-03#in_app',
@@ -238,6 +258,8 @@ describe('the admin run', () => {
     expect(await digestPushes(noPush.browser)).toEqual([]);
     expect(await digestPushes(off.browser)).toEqual([]);
     expect(await emailsTo(noInApp.email)).toHaveLength(1);
+    expect(await digestNotices(noInApp.token)).toEqual([]);
+    expect(await digestNotices(noEmail.token)).toHaveLength(1);
   });
 
   it('refuses a bad date or user bound, and members', async () => {

@@ -11,7 +11,7 @@ export async function notifyInApp(projectId: string, userId: string, content: Di
     projectId,
     userId,
     kind: 'digest',
-    sourceId: `digest:${content.digestDate}`,
+    sourceId: `digest#${content.digestDate}`,
     createdAt: now.toISOString(),
     title: digestTitle(content),
     body: digestSummaryLines(content),

@@ -58,7 +58,11 @@ describeTenantMatrix('Digest', tenants, {
     const before = await preferences(bMember);
 
     // Act
-    const patched = await api('/digest/preferences', { token: aMember, method: 'PATCH', body: { webPushEnabled: true, inAppEnabled: false } });
+    const patched = await api('/digest/preferences', {
+      token: aMember,
+      method: 'PATCH',
+      body: { webPushEnabled: true, inAppEnabled: false },
+    });
 
     // Assess
     expect(patched.status).toBe(200);
