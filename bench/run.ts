@@ -24,6 +24,7 @@
  *   BENCH_MEASURE_MS=5000     each throughput measurement (two halves per workload and concurrency)
  *   BENCH_INIT_RUNS=5         fresh node processes per module init figure
  *   BENCH_RECEIVERS=10,100,1000  realtime room sizes
+ *   BENCH_DIGEST_USERS=5000   subscribers of the digest run
  *   BENCH_SOKETI=1            also measure Soketi as a realtime baseline (or `npm run bench -- --soketi`);
  *                             without it the realtime section reports the service and the plain ws server.
  *                             Soketi is no dependency of the project: the first such run installs it
