@@ -84,7 +84,10 @@ async function measure({ service, log }: Context) {
           await sleep(20);
         }
         const msByCommand: Record<string, number[]> = {};
-        for (const call of recorder.dynamo) (msByCommand[call.command] ??= []).push(call.ms);
+        for (const call of recorder.dynamo) {
+          msByCommand[call.command] ??= [];
+          msByCommand[call.command]?.push(call.ms);
+        }
         log(
           `  mean DynamoDB latency: ${Object.entries(msByCommand)
             .map(([command, values]) => `${command} ${round(values.reduce((a, b) => a + b, 0) / values.length, 1)} ms`)

@@ -54,7 +54,8 @@ describe('the daily digest schedule', () => {
     const view = viewOf('Digest', synth);
 
     // Assess
-    expect((rulesOf(synth)[0]?.[1] as { Properties: Record<string, any> }).Properties.State).toBe('ENABLED');
+    const [[, rule] = []] = rulesOf(synth);
+    expect(rule?.Properties.State).toBe('ENABLED');
     expect(environmentOf(view, functionIdIn(view, 'DailyDigest')).DAILY_DIGEST_ENABLED).toBe('true');
   });
 });
