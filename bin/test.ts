@@ -11,7 +11,7 @@
  * Each line of output carries the name of the step it came from. The exit code is 0 only when
  * every step passed. `npx vitest run` still runs every project in one process, one file at a time.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -69,14 +69,28 @@ function prefixed(name: string, write: (text: string) => void) {
   };
 }
 
+const running = new Set<ChildProcess>();
+let stopping = false;
+
+// Ctrl-C reaches the children through the terminal, a CI runner's SIGTERM would not: pass either on,
+// and start nothing more.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    stopping = true;
+    for (const child of running) child.kill(signal);
+  });
+}
+
 /** Runs a step to its end; resolves with its exit code (1 when it could not start or was killed). */
 function run(step: Step): Promise<number> {
+  if (stopping) return Promise.resolve(1);
   const started = Date.now();
   const child = spawn(step.command, step.args, {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
   });
+  running.add(child);
   const out = prefixed(step.name, (text) => process.stdout.write(text));
   const err = prefixed(step.name, (text) => process.stderr.write(text));
   child.stdout.on('data', out.push);
@@ -86,6 +100,7 @@ function run(step: Step): Promise<number> {
       err.push(Buffer.from(`${error.message}\n`));
     });
     child.on('close', (code) => {
+      running.delete(child);
       out.flush();
       err.flush();
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
