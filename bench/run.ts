@@ -17,7 +17,7 @@
  *      user in 500 rooms, and POST /messages with and without an @mention
  *  11. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
  *      Soketi, opt-in), and the AWS work per realtime frame
- *  11. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
+ *  12. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
  *      web push and e-mail stand-ins), DynamoDB requests per user
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
