@@ -1,4 +1,4 @@
-import { startScheduledDigest } from '#domain/digest/run';
+import { startScheduledDigest } from '#domain/digest/start';
 import { scheduleHandler } from '#edge/schedule';
 
 /** 08:00 UTC: queues the first page of the day's digest run over every project. */

@@ -60,6 +60,8 @@ describe('context keys', () => {
       account: '123456789012',
       region: 'eu-west-1',
       streamReservedConcurrency: 'off',
+      digestEmailFrom: 'digest@example.com',
+      digestEmailIdentity: 'example.com',
       aiReservedConcurrency: 'off',
       ...Object.fromEntries(AI_MODEL_SETTINGS.map((setting) => [setting, 'gpt-4o-mini'])),
       ...Object.fromEntries(Object.values(outboundHosts).map((host) => [host.setting, 'https://provider.example'])),
@@ -92,6 +94,9 @@ describe('context keys', () => {
       ...Object.keys(sharedEnvironment(resolveChatConfig())),
       ...AI_MODEL_SETTINGS,
       ...Object.values(outboundHosts).map((host) => host.setting),
+      // Set on the functions that use them: the digest schedule's switch, the digest worker's sender (its `email:digest` binding).
+      'DAILY_DIGEST_ENABLED',
+      'DIGEST_EMAIL_FROM',
     ]);
     const secretOf = new Map(Object.entries(secretDefinitions).map(([secretId, definition]) => [definition.setting as string, secretId]));
     const rows = markedTableRows(readDoc('README.md'), 'configuration');

@@ -1,4 +1,4 @@
-import { startProjectDigest } from '#domain/digest/run';
+import { startProjectDigest } from '#domain/digest/start';
 import { httpHandler } from '#edge/http';
 import { runDigestBody } from './schemas';
 

@@ -1,4 +1,4 @@
-import { MAX_DIGEST_USERS } from '#domain/digest/run';
+import { MAX_DIGEST_USERS } from '#domain/digest/start';
 import { UNSUBSCRIBE_TOKEN_PATTERN } from '#domain/digest/unsubscribe-link';
 import * as z from '#shared/schema';
 
