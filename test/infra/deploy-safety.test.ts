@@ -121,7 +121,12 @@ describe('AI functions', () => {
     const consumers = [...queueConsumers, ...eventSubscribers].filter((consumer) => consumer.bindings.includes('outbound:ai'));
     const mappings = resourcesOf(main).filter(({ resource }) => resource.Type === 'AWS::Lambda::EventSourceMapping');
 
-    expect(consumers.map((consumer) => consumer.id).sort()).toEqual(['AgentMentions', 'RoomSummarizer', 'RoomSummaryScheduler']);
+    expect(consumers.map((consumer) => consumer.id).sort()).toEqual([
+      'AgentMentions',
+      'DigestWorker',
+      'RoomSummarizer',
+      'RoomSummaryScheduler',
+    ]);
     for (const consumer of consumers) {
       const mapping = mappings.find(({ resource }) => JSON.stringify(resource.Properties?.FunctionName).includes(consumer.id));
       expect(mapping?.resource.Properties?.ScalingConfig, consumer.id).toEqual({ MaximumConcurrency: consumer.maxConcurrency });
