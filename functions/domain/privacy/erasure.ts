@@ -14,10 +14,14 @@ export interface ErasureAnswer {
   readonly attempts: number;
 }
 
+/** The steps in the order they run (a stored map keeps none). */
+const inStepOrder = (steps: Readonly<Record<string, number>>) =>
+  Object.fromEntries(privacyAreas.flatMap((area) => (area.id in steps ? [[area.id, steps[area.id] as number]] : [])));
+
 const toAnswer = (item: erasures.ErasureItem): ErasureAnswer => ({
   erasureId: item.erasureId,
   status: item.state,
-  steps: item.steps,
+  steps: inStepOrder(item.steps),
   startedAt: item.startedAt,
   completedAt: item.completedAt,
   attempts: item.attempts,
