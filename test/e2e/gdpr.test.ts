@@ -108,7 +108,6 @@ async function seedSubject(project: TestProject, userId: string, options: { sock
 
 let a: TestProject;
 let b: TestProject;
-let adminToken: string;
 let adminId: string;
 /** A token of the admin acting for `subject`, as `POST /auth/token` mints it. */
 const actingFor = async (project: TestProject, admin: string, subject: string, roles = ['admin']) => {
@@ -120,7 +119,6 @@ const actingFor = async (project: TestProject, admin: string, subject: string, r
 beforeAll(async () => {
   [a, b] = await Promise.all([createTestProject('gdpr-a'), createTestProject('gdpr-b')]);
   adminId = uniqueId('admin');
-  adminToken = await a.token(adminId, ['admin']);
   await Promise.all(
     [a, b].map((project) =>
       api('/admin/moderation/blocklist', { method: 'PUT', apiKey: project.apiKey, body: { terms: ['gdpr-flagged'] } }),
