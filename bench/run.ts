@@ -15,6 +15,8 @@
  *      unknown project), DynamoDB requests per sign-in, and to take and give back a stream's leases
  *  10. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
  *      Soketi, opt-in), and the AWS work per realtime frame
+ *  11. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
+ *      web push and e-mail stand-ins), DynamoDB requests per user
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
  *
@@ -27,7 +29,7 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, webhooks,
- *                             events, push, ai, realtime, bundles, ready, synth) and print their sections instead of
+ *                             events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,7 @@ import { startLocalRuntime } from '../lib/local/runtime';
 import { ai } from './ai';
 import { auth } from './auth';
 import { bundles } from './bundles';
+import { digest } from './digest';
 import { events } from './events';
 import { type Bench, type Context, type Goal, machine, type Results, readSettings, renderReport } from './harness';
 import { messageCost } from './message-cost';
@@ -53,9 +56,9 @@ import { webhooks } from './webhooks';
  * CPU figures; the webhook bench starts them; realtime comes last on the runtime because
  * it fills rooms with up to 1,000 sockets; the `machine` benches run once the runtime is stopped.
  */
-const runOrder: readonly Bench[] = [messageCost, throughput, auth, webhooks, events, push, ai, realtime, bundles, ready, synth];
+const runOrder: readonly Bench[] = [messageCost, throughput, auth, webhooks, events, push, ai, digest, realtime, bundles, ready, synth];
 /** In the order of docs/performance.md. */
-const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, ai, auth, synth, realtime];
+const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, ai, digest, auth, synth, realtime];
 
 const settings = readSettings(process.env, process.argv);
 const only = process.env.BENCH_ONLY?.split(',').map((id) => id.trim());

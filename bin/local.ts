@@ -34,6 +34,8 @@ const settingNames = [
   'WEBHOOK_SECRET_ENCRYPTION_KEY',
   'SIGNING_SECRET_ENCRYPTION_KEY',
   'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE',
+  'DAILY_DIGEST_ENABLED',
+  'DIGEST_EMAIL_FROM',
 ];
 const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
 
@@ -124,6 +126,8 @@ console.log(`Chat service ready in ${readyMs} ms (${dataDir ? `data in ${dataDir
   Project id:  ${DEMO_PROJECT_ID}
   API key:     ${apiKey}
   AI:          ${ai}
+  Mailbox:     ${runtime.sesMailboxUrl}  (digest e-mails, SES emulator; JSON at ${runtime.sesEndpoint}/store)
+  Digest:      ${process.env.DAILY_DIGEST_ENABLED === 'true' ? 'daily at 08:00 UTC' : 'schedule off (DAILY_DIGEST_ENABLED=true turns it on)'}; run now: curl -X POST ${base}/_local/schedules/DailyDigest
   Operator:    ${process.env.CHAT_OPERATOR_KEY ? 'POST /platform/projects enabled' : 'set CHAT_OPERATOR_KEY to enable /platform routes'}
 
 Try it:

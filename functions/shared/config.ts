@@ -50,6 +50,8 @@ const configSchema = z.object({
    * (times every webhook) and a push. Later ones stay in the text and announce nothing.
    */
   MESSAGE_MAX_MENTIONS: positiveInt(20),
+  /** Days a notification and an activity feed entry are kept (DynamoDB TTL) before they expire, read or not. */
+  NOTIFICATION_RETENTION_DAYS: positiveInt(90),
   /** Rooms a user (not the API key) creates per minute. */
   RATE_LIMIT_ROOM_CREATION_PER_MINUTE: positiveInt(20),
   /** Push device registrations and web push subscriptions, together, per user per minute. */
@@ -180,6 +182,21 @@ const configSchema = z.object({
    * stand-in with a self-signed certificate. Unset on AWS.
    */
   APNS_EXTRA_CA_PEM: z.optional(z.string()),
+  /**
+   * The switch of the daily digest schedule (08:00 UTC): anything but `true` leaves the scheduled
+   * run without work (and the rule disabled on AWS). `POST /admin/digest/run` runs whatever it says.
+   */
+  DAILY_DIGEST_ENABLED: z._default(z.stringbool(), false),
+  /** Opens of the digest e-mail's unsubscribe link per source IP per minute. */
+  RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE: positiveInt(30),
+  /** Digest subscribers read per page (one Query); each page queues its users in jobs of `DIGEST_USERS_PER_JOB`. */
+  DIGEST_SUBSCRIBERS_PER_PAGE: positiveInt(500),
+  /** Users per digest job (one SQS message, delivered by one worker invocation). */
+  DIGEST_USERS_PER_JOB: positiveInt(25),
+  /** Rooms of a user a digest reads (the first by room id); the rest are left out of that day's digest. */
+  DIGEST_MAX_ROOMS: positiveInt(50),
+  /** Newest messages of a room a digest reads: its count of new messages stops there ("50+"). */
+  DIGEST_ROOM_MESSAGES: positiveInt(50),
 });
 
 export type Config = z.infer<typeof configSchema>;

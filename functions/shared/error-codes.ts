@@ -58,6 +58,11 @@ export const ERROR_CODES = {
   guest_forbidden: { status: 403, meaning: 'A room guest asks for what guests may not have (the e2e room key)' },
   backdating_forbidden: { status: 403, meaning: "Only an admin token or the API key may set a message's `userId` or `createdAt`" },
   feature_disabled: { status: 403, meaning: "The route's feature flag is off for the project" },
+  invalid_unsubscribe_link: {
+    status: 403,
+    meaning:
+      "A digest unsubscribe link the service did not sign (forged, altered, or signed before the project's signing secret was rotated): nothing changed",
+  },
   project_mismatch: { status: 403, meaning: "`X-Service-Project-Id` names another project than the token's" },
   subject_forbidden: {
     status: 403,
@@ -75,6 +80,7 @@ export const ERROR_CODES = {
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },
   subscription_not_found: { status: 404, meaning: 'No such web push subscription of the caller' },
   push_not_found: { status: 404, meaning: 'No such push to acknowledge' },
+  notification_not_found: { status: 404, meaning: "No such notification in the caller's inbox (another user's, or expired)" },
   method_not_allowed: { status: 405, meaning: 'The path exists, but not with this method' },
   room_exists: { status: 409, meaning: 'A room with this id exists already' },
   dm_id_taken: { status: 409, meaning: "The pair's dm id holds something other than their dm" },

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { HANDOFF_STATES } from '#shared/db/handoff-states';
 import { MEMBERSHIP_ORIGINS, memberRole } from '#shared/db/member-role';
+import { NOTIFICATION_KINDS } from '#shared/db/notification-kinds';
 import * as z from '#shared/schema';
 import { EVENT_TYPES, type EventType } from '#wiring/event-types';
 
@@ -82,6 +83,24 @@ export const eventCatalogue = {
     note: z.nullable(z.string()),
     contextSummary: z.string(),
     contextSource: z.enum(['ai', 'excerpt']),
+  }),
+  /** A notification reached a user's inbox (`functions/domain/notifications/inbox.ts`); written only when a webhook subscribes. */
+  'notification.created': z.object({
+    notificationId: z.string(),
+    userId: z.string(),
+    kind: z.enum(NOTIFICATION_KINDS),
+    title: z.string(),
+    body: z.string(),
+    roomId: z.nullable(z.string()),
+    messageId: z.nullable(z.number().check(z.int())),
+    createdAt: z.string(),
+  }),
+  /** A user read notifications: one (`POST /notifications/{id}/read`) or all (`read-all`, one event per batch of ids). */
+  'notification.read': z.object({
+    userId: z.string(),
+    notificationIds: z.array(z.string()),
+    all: z.boolean(),
+    readAt: z.string(),
   }),
 } as const satisfies Record<EventType, z.ZodMiniType>;
 

@@ -37,6 +37,14 @@ export async function sendRoomSummaryJob(job: {
   await sendBatches(bound('queue:RoomSummary'), [{ body: job, attributes: {} }]);
 }
 
+/** Sends daily digest jobs (`functions/domain/digest/run.ts`) to the digest workers. */
+export async function sendDigestJobs(jobs: readonly object[]): Promise<void> {
+  await sendBatches(
+    bound('queue:Digest'),
+    jobs.map((body) => ({ body, attributes: {} })),
+  );
+}
+
 /** SQS caps a batch at 10 entries and 256 KiB in total; a little headroom for attributes. */
 const SQS_BATCH_BYTES = 240 * 1024;
 

@@ -95,7 +95,9 @@ export type Binding =
   | `stateMachine:${string}`
   | `secret:${SecretId}`
   | 'connections:manage'
-  | `outbound:${OutboundHostId}`;
+  | `outbound:${OutboundHostId}`
+  | 'email:digest'
+  | 'link:api';
 
 /** The AWS resources bindings name, as the stack building a function sees them (shared or of its own area). */
 export interface BoundResources {
@@ -107,6 +109,8 @@ export interface BoundResources {
   stateMachine(id: string): IStateMachine;
   secret(id: SecretId): ISecret;
   readonly webSocketStage: WebSocketStage;
+  /** The HTTP API's base URL (its `$default` stage), for links the service writes into what it sends. */
+  readonly httpApiUrl: string;
 }
 
 /** How a kind grants: everything a grant needs, handed in by `ChatFunction.bind`. */
@@ -122,6 +126,8 @@ export interface GrantContext {
   acknowledgeWildcards(grant: Grant, reason: string): void;
   /** Acknowledges one cdk-nag finding on the function's role, with the reason. */
   acknowledgeFinding(findingId: string, reason: string): void;
+  /** An ARN in the function's own partition, region and account (`Stack.formatArn`). */
+  arnOf(service: string, resource: string): string;
 }
 
 /** What the local runtime's stand-ins give bindings. */
@@ -135,6 +141,8 @@ export interface LocalStandIns {
   readonly connectionsEndpoint: string;
   /** The settings the runtime was started with (provider URLs). */
   readonly settings: Readonly<Record<string, string | undefined>>;
+  /** Base URL of the local gateway, which serves the HTTP API. */
+  readonly apiBaseUrl: string;
 }
 
 interface BindingKind {
@@ -249,6 +257,27 @@ export const bindingKinds = {
       const host = outboundHosts[hostId as OutboundHostId];
       return standIns.settings[host.setting] ?? host.default;
     },
+  },
+  email: {
+    summary:
+      "Send e-mail through Amazon SES v2 from the sender identity a setting names (ses:SendEmail on that identity's ARN only); unset: no grant, no e-mail",
+    accepts: (parameter) => parameter === 'digest',
+    variable: () => 'DIGEST_EMAIL_FROM',
+    grant(_, { settings, allow, arnOf }) {
+      const from = settings.DIGEST_EMAIL_FROM;
+      if (!from) return undefined;
+      // SES authorizes a send on the verified identity: the address itself, or its domain when the domain is the identity.
+      allow(['ses:SendEmail'], [arnOf('ses', `identity/${settings.DIGEST_EMAIL_IDENTITY ?? from}`)]);
+      return from;
+    },
+    local: (_, standIns) => standIns.settings.DIGEST_EMAIL_FROM ?? 'digest@chat.local',
+  },
+  link: {
+    summary: 'The public base URL of the HTTP API, for links written into e-mails (no IAM grant)',
+    accepts: (parameter) => parameter === 'api',
+    variable: () => 'PUBLIC_API_URL',
+    grant: (_, { resources }) => resources.httpApiUrl,
+    local: (_, standIns) => standIns.settings.PUBLIC_API_URL ?? standIns.apiBaseUrl,
   },
 } as const satisfies Record<string, BindingKind>;
 

@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'room.member_left',
   'room.summary',
   'handoff',
+  'notification.created',
+  'notification.read',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

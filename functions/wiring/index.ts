@@ -1,6 +1,6 @@
 /**
  * THE wiring table. Every HTTP route, WebSocket route and frame type, queue, queue consumer, event
- * subscriber, stream consumer and state machine of the service is listed once, in the file of its
+ * subscriber, stream consumer, state machine and schedule of the service is listed once, in the file of its
  * area. The CDK app builds one nested stack per area from it (`lib/stacks/`), the local gateway
  * and stand-ins route from it (`lib/local/`), and handlers read their own auth, flag and rate limit
  * from it (`functions/edge/http.ts`), so nothing can drift between the two worlds.
@@ -11,8 +11,10 @@
 import { ai } from './ai.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
+import { digest } from './digest.ts';
 import { events } from './events.ts';
 import { messages } from './messages.ts';
+import { notifications } from './notifications.ts';
 import { ops } from './ops.ts';
 import { privacy } from './privacy.ts';
 import { push } from './push.ts';
@@ -26,6 +28,7 @@ import type {
   HttpRoute,
   QueueConsumer,
   QueueDefinition,
+  ScheduleEntry,
   StateMachineDefinition,
   StreamConsumer,
   WebSocketRoute,
@@ -35,7 +38,7 @@ import { webhooks } from './webhooks.ts';
 export * from './types.ts';
 
 /** Every area; each becomes a nested stack that depends on the root stack only, never on another area. */
-export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, events, privacy];
+export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, notifications, events, digest, privacy];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
 export const webSocketRoutes: readonly WebSocketRoute[] = areas.flatMap((area) => area.webSocketRoutes ?? []);
@@ -45,6 +48,7 @@ export const queueConsumers: readonly QueueConsumer[] = areas.flatMap((area) => 
 export const eventSubscribers: readonly EventSubscriber[] = areas.flatMap((area) => area.eventSubscribers ?? []);
 export const streamConsumers: readonly StreamConsumer[] = areas.flatMap((area) => area.streamConsumers ?? []);
 export const stateMachines: readonly StateMachineDefinition[] = areas.flatMap((area) => area.stateMachines ?? []);
+export const schedules: readonly ScheduleEntry[] = areas.flatMap((area) => area.schedules ?? []);
 
 /**
  * A route's bindings with those its auth implies: verifying a user JWT opens the project's signing
@@ -74,6 +78,7 @@ export function functionsOf(area: Area): FunctionEntry[] {
     ...(area.eventSubscribers ?? []).map((subscriber) => entry('eventSubscriber', subscriber)),
     ...(area.streamConsumers ?? []).map((consumer) => entry('streamConsumer', consumer)),
     ...(area.stateMachines ?? []).flatMap((machine) => machine.tasks.map((task) => entry('task', task))),
+    ...(area.schedules ?? []).map((schedule) => entry('schedule', schedule)),
   ];
 }
 

@@ -40,6 +40,7 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_AGENT_INVOKE_PER_MINUTE'
   | 'RATE_LIMIT_ROOM_CREATION_PER_MINUTE'
   | 'RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE'
+  | 'RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE'
   | 'RATE_LIMIT_GDPR_PER_MINUTE';
 
 /**
@@ -204,6 +205,27 @@ export interface StateMachineDefinition {
   readonly summary: string;
 }
 
+/**
+ * A function run on a clock: an EventBridge rule on AWS, an entry of the local runtime's scheduler
+ * (`lib/local/scheduler.ts`). The schedule always exists; a `switch` setting that is not `true`
+ * leaves the rule disabled on AWS and makes the function return without work everywhere.
+ */
+export interface ScheduleEntry {
+  readonly id: string;
+  /**
+   * An EventBridge cron expression in UTC: `cron(minutes hours day-of-month month day-of-week year)`.
+   * The local scheduler reads numbers, `*`, `?`, lists (`1,15`) and ranges (`1-5`) in the first five
+   * fields; the year must be `*`.
+   */
+  readonly cron: string;
+  /** The setting (`functions/shared/config.ts`) that must be `true` for a run to do anything. */
+  readonly switch?: 'DAILY_DIGEST_ENABLED';
+  readonly handler: string;
+  readonly timeoutSeconds: number;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
 /** A queue shared between areas (created by the root stack). */
 export interface QueueDefinition {
   readonly id: string;
@@ -231,13 +253,14 @@ export interface Area {
   readonly eventSubscribers?: readonly EventSubscriber[];
   readonly streamConsumers?: readonly StreamConsumer[];
   readonly stateMachines?: readonly StateMachineDefinition[];
+  readonly schedules?: readonly ScheduleEntry[];
 }
 
 /** Every Lambda function of the wiring table, whatever invokes it. */
 export interface FunctionEntry {
   readonly id: string;
   readonly area: string;
-  readonly kind: 'http' | 'webSocket' | 'queueConsumer' | 'eventSubscriber' | 'streamConsumer' | 'task';
+  readonly kind: 'http' | 'webSocket' | 'queueConsumer' | 'eventSubscriber' | 'streamConsumer' | 'task' | 'schedule';
   readonly handler: string;
   readonly bindings: readonly Binding[];
   readonly timeoutSeconds?: number;

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -196,6 +196,7 @@ export class ChatFunction extends NodejsFunction {
       },
       acknowledgeWildcards: (grant, reason) => acknowledgeWildcardResources(this.executionRole, grant, reason),
       acknowledgeFinding: (id, reason) => Validations.of(this.executionRole).acknowledge({ id, reason }),
+      arnOf: (service, resource) => Stack.of(this).formatArn({ service, resource }),
     };
     for (const binding of new Set(bindings)) {
       const { kind, parameter } = parseBinding(binding);

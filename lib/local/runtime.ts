@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { schedules } from '#wiring';
 import type { LocalStandIns } from '#wiring/bindings';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
@@ -14,6 +15,7 @@ import { separateSecrets } from './runtime/secrets';
 import { type RunningParts, stopRunningParts } from './runtime/shutdown';
 import { type StandIns, startStandIns } from './runtime/stand-ins';
 import { type LocalStats, localStats } from './runtime/stats';
+import { type ScheduleClock, startScheduler } from './scheduler';
 import { LOCAL_REGION } from './sqs-local';
 import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy';
 import { ensureTable } from './table';
@@ -58,6 +60,12 @@ export interface LocalRuntimeOptions {
   readonly connectionsTransport?: ConnectionsTransportKind;
   /** @default from `LOCAL_CONNECTIONS_GONE_RATE`, `LOCAL_CONNECTIONS_THROTTLE_RATE`, `LOCAL_CONNECTIONS_JITTER_MS` */
   readonly connectionsFaults?: ManagementFaults;
+  /**
+   * The clock of the schedules of the wiring table (the daily digest): where it starts and how fast
+   * it runs, so a test sees 08:00 UTC come. `POST /_local/schedules/<id>` runs one at once either way.
+   * @default the real clock
+   */
+  readonly scheduleClock?: ScheduleClock;
   /** Setup that must be done before `GET /health` says ready (the demo project of `npm start`). */
   readonly beforeReady?: () => Promise<void>;
 }
@@ -71,6 +79,9 @@ export interface LocalRuntime {
   /** Queue URL by queue id (shared queues and event subscribers) and `<id>DeadLetter`. */
   readonly queueUrls: Readonly<Record<string, string>>;
   readonly eventTopicArn: string;
+  /** The SES emulator's web mailbox; `GET <sesEndpoint>/store` lists its e-mails as JSON. */
+  readonly sesMailboxUrl: string;
+  readonly sesEndpoint: string;
   /** The settings handed to the handlers, for processes (tests, CLI) that talk to the same stand-ins. */
   readonly env: Readonly<Record<string, string>>;
   /** The event fan-out as the publisher reaches it: stop it to simulate an SNS outage, start it to end one. */
@@ -79,6 +90,10 @@ export interface LocalRuntime {
   stats(): LocalStats;
   /** Starts the consumers that `consumers` held back. */
   startConsumers(): void;
+  /** Runs a schedule of the wiring table now (as `POST /_local/schedules/<id>` does) and returns its outcome. */
+  fireSchedule(scheduleId: string): Promise<unknown>;
+  /** Runs of each schedule its clock started (not `fireSchedule`). */
+  scheduledRuns(): Readonly<Record<string, number>>;
   /** Resolves once the stream consumers have taken every record written before the call. */
   drainStream(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -86,8 +101,8 @@ export interface LocalRuntime {
 
 /**
  * Starts the whole service on one machine: DynamoDB Local with its stream poller, the SQS/SNS
- * stand-in (behind a switch for the publisher), the secrets stand-in, the Step Functions
- * interpreter, the queue consumers and the gateway, with the handler modules running in this
+ * stand-in (behind a switch for the publisher), the secrets stand-in, the SES emulator, the Step
+ * Functions interpreter, the queue consumers, the scheduler and the gateway, with the handler modules running in this
  * process against them through the real AWS SDK clients. Each handler's resources arrive as the
  * variables of its bindings (`functions/wiring/bindings.ts`), with the stand-ins' values. Handlers
  * read their settings from `process.env` when first imported, so this sets them before any handler
@@ -112,6 +127,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       managementFaults: options.connectionsFaults ?? faultsFromSettings(settings),
       localStats: stats,
       ...(options.controls ? { fanOutSwitch: fanOut } : {}),
+      scheduleTrigger: (scheduleId) => {
+        if (!running.scheduler) return Promise.reject(new Error('The scheduler starts once the runtime is ready'));
+        return running.scheduler.fire(scheduleId);
+      },
     });
     running.gateway = gateway;
     const bindings = bindingValues(standIns, gateway, settings);
@@ -129,6 +148,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       dataDir: options.dataDir,
     };
     const startConsumers = await startChosenConsumers(options.consumers ?? true, sources, running.consumers);
+    running.scheduler = startScheduler({
+      schedules,
+      handlers,
+      clock: options.scheduleClock,
+      onError: (scheduleId, error) => console.error(`Schedule ${scheduleId} failed:`, error),
+    });
     await options.beforeReady?.();
     gateway.markReady();
     return runtimeHandle({ standIns, gateway, fanOut, env, stats, startConsumers, running });
@@ -148,6 +173,7 @@ function bindingValues(standIns: StandIns, gateway: Gateway, settings: LocalStan
     secretArns: standIns.secrets.arns,
     connectionsEndpoint: gateway.baseUrl,
     settings,
+    apiBaseUrl: gateway.baseUrl,
   };
 }
 
@@ -175,10 +201,14 @@ function runtimeHandle(parts: {
     tableName: LOCAL_TABLE_NAME,
     queueUrls: standIns.sqs.queueUrls,
     eventTopicArn: standIns.sqs.eventTopicArn,
+    sesMailboxUrl: standIns.ses.mailboxUrl,
+    sesEndpoint: standIns.ses.endpoint,
     env: parts.env,
     fanOut: parts.fanOut,
     stats: parts.stats,
     startConsumers: parts.startConsumers,
+    fireSchedule: (scheduleId) => (running.scheduler as NonNullable<RunningParts['scheduler']>).fire(scheduleId),
+    scheduledRuns: () => running.scheduler?.firedOnSchedule() ?? {},
     drainStream: async (timeoutMs) => {
       await Promise.all(running.consumers.streams.map((poller) => poller.drain(timeoutMs)));
     },

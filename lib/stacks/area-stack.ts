@@ -1,5 +1,6 @@
 import { Duration, NestedStack, type NestedStackProps } from 'aws-cdk-lib';
 import type { HttpApi, WebSocketApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { Rule } from 'aws-cdk-lib/aws-events';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -17,9 +18,10 @@ import { addSqsConsumer, addStreamConsumer } from '../constructs/chat-consumers.
 import { ChatFunction } from '../constructs/chat-function.ts';
 import { AreaAlarms } from '../constructs/chat-observability.ts';
 import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../constructs/chat-queues.ts';
+import { addSchedule } from '../constructs/chat-schedules.ts';
 import { addEventSubscriber } from '../constructs/chat-subscribers.ts';
 import { ChatWorkflow } from '../constructs/chat-workflows.ts';
-import { type ChatConfig, sharedEnvironment } from './chat-config.ts';
+import { bindingSettings, type ChatConfig, sharedEnvironment } from './chat-config.ts';
 
 /**
  * How many of an area's API routes CloudFormation may create (or replace) at once. Every route,
@@ -71,7 +73,7 @@ export interface AreaStackProps extends NestedStackProps {
 
 /**
  * One area of the wiring table as a nested stack: a function per entry (HTTP and WebSocket routes,
- * queue consumers, event subscribers, stream consumers, state machine tasks) bound to what its
+ * queue consumers, event subscribers, stream consumers, state machine tasks, schedules) bound to what its
  * entry names, the API routes and function URLs that invoke them, the area's own queues (one per
  * event subscriber), state machines and alarms.
  *
@@ -89,6 +91,8 @@ export class AreaStack extends NestedStack {
   public readonly workflows: ReadonlyMap<string, ChatWorkflow>;
   /** The area's own queues: one per event subscriber. */
   public readonly queues: readonly ChatQueue[];
+  /** The EventBridge rule of each schedule of the area, by wiring-table id. */
+  public readonly schedules: ReadonlyMap<string, Rule>;
   /** Where each stream consumer leaves the coordinates of batches it could not process in time. */
   public readonly failureQueues: readonly StreamFailureQueue[];
   public readonly alarms: AreaAlarms;
@@ -199,8 +203,15 @@ export class AreaStack extends NestedStack {
     this.queues = queues;
     this.failureQueues = failureQueues;
 
+    const rules = new Map<string, Rule>();
+    for (const schedule of area.schedules ?? []) {
+      const fn = create(entryOf(schedule.id), { description: `Schedule ${schedule.cron}: ${schedule.summary}` });
+      rules.set(schedule.id, addSchedule(this, schedule, fn, { DAILY_DIGEST_ENABLED: config.dailyDigestEnabled }));
+    }
+    this.schedules = rules;
+
     // Bindings last: every function and state machine of the area exists by now.
-    for (const [functionId, fn] of functions) fn.bind(entryOf(functionId).bindings, resources, config.providerUrls);
+    for (const [functionId, fn] of functions) fn.bind(entryOf(functionId).bindings, resources, bindingSettings(config));
     this.functions = functions;
 
     this.alarms = new AreaAlarms(this, 'Alarms', {

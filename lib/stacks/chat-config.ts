@@ -59,6 +59,23 @@ export interface ChatConfig {
    */
   readonly providerUrls: Readonly<Record<string, string>>;
   /**
+   * `DAILY_DIGEST_ENABLED`: the daily digest's EventBridge rule is enabled, and its function runs.
+   * @default false
+   */
+  readonly dailyDigestEnabled: boolean;
+  /**
+   * `DIGEST_EMAIL_FROM`: the sender address of digest e-mails, an SES identity verified in the
+   * deployment's region (or an address of a verified domain). Unset: no e-mail channel, no SES grant.
+   * @default - none
+   */
+  readonly digestEmailFrom?: string;
+  /**
+   * The SES identity the sender is verified as, when it is not the address itself (its domain, say
+   * `example.com`): the digest worker may send from this identity only.
+   * @default - `digestEmailFrom`
+   */
+  readonly digestEmailIdentity?: string;
+  /**
    * `LOG_LEVEL` for every function (Powertools Logger).
    * @default 'INFO'
    */
@@ -156,6 +173,7 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     aiThrottleRateLimit: 2,
     aiThrottleBurstLimit: 5,
     providerUrls: {},
+    dailyDigestEnabled: false,
     logLevel: 'INFO',
     corsAllowOrigins: ['*'],
     throttleRateLimit: 500,
@@ -202,6 +220,12 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   if (config.removalPolicy === RemovalPolicy.RETAIN) {
     throw new Error('removalPolicy RETAIN would leave a rolled-back first deploy behind, billed: use RETAIN_ON_UPDATE_OR_DELETE');
   }
+  for (const setting of ['digestEmailFrom', 'digestEmailIdentity'] as const) {
+    const value = config[setting];
+    if (value !== undefined && !/^[^\s@/]+@[^\s@/]+\.[^\s@/]+$|^[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/.test(value)) {
+      throw new Error(`${setting} must be an e-mail address${setting === 'digestEmailIdentity' ? ' or a domain' : ''}, got "${value}"`);
+    }
+  }
   for (const [setting, url] of Object.entries(config.providerUrls)) {
     if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`${setting} must be an http(s) URL, got "${url}"`);
   }
@@ -220,6 +244,9 @@ export const CHAT_CONTEXT_KEYS = [
   'aiThrottleRateLimit',
   'aiThrottleBurstLimit',
   ...Object.values(outboundHosts).map((host) => host.setting),
+  'dailyDigestEnabled',
+  'digestEmailFrom',
+  'digestEmailIdentity',
   'logLevel',
   'corsAllowOrigins',
   'throttleRateLimit',
@@ -322,6 +349,9 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
         return url === undefined ? [] : [[host.setting, url]];
       }),
     ),
+    dailyDigestEnabled: flag('dailyDigestEnabled'),
+    digestEmailFrom: text('digestEmailFrom'),
+    digestEmailIdentity: text('digestEmailIdentity'),
     logLevel: text('logLevel'),
     corsAllowOrigins: origins
       ?.split(',')
@@ -348,6 +378,18 @@ export function sharedEnvironment(config: ChatConfig): Record<string, string> {
     PUSH_ENVIRONMENT: config.pushEnvironment,
     ...config.aiModels,
     LOG_LEVEL: config.logLevel,
+  };
+}
+
+/**
+ * The deploy-time settings binding kinds read (`GrantContext.settings`): provider base URLs and the
+ * digest's SES sender identity.
+ */
+export function bindingSettings(config: ChatConfig): Record<string, string | undefined> {
+  return {
+    ...config.providerUrls,
+    DIGEST_EMAIL_FROM: config.digestEmailFrom,
+    DIGEST_EMAIL_IDENTITY: config.digestEmailIdentity ?? config.digestEmailFrom,
   };
 }
 

@@ -71,6 +71,8 @@ export class ChatStack extends Stack {
       eventTopic: this.events.topic,
       secret: (secretId) => this.secrets.get(secretId),
       webSocketStage: this.api.webSocketStage,
+      // The HTTP API serves its `$default` stage at its endpoint: links need no stage path.
+      httpApiUrl: this.api.httpApi.apiEndpoint,
       httpApi: this.api.httpApi,
       webSocketApi: this.api.webSocketApi,
       alarmTopic: this.alarmTopic.topic,

@@ -1,4 +1,5 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitWindowKey } from '#shared/db/rate-limit-window';
@@ -24,6 +25,7 @@ import {
 } from '../support/fuzz/http-cases';
 import { isRefusalCounter, type TableChange, TableWatch } from '../support/fuzz/table-watch';
 import { repoRoot } from '../support/local-process';
+import { seedNotification } from '../support/notifications';
 import { connectUser, connectWelcomed, type RoomSocket, tryOpen } from '../support/ws';
 
 /**
@@ -87,6 +89,12 @@ beforeAll(async () => {
   });
   fx = await createFixtures(runtime.baseUrl, OPERATOR_KEY);
   watch = new TableWatch(runtime.dynamoEndpoint, runtime.tableName);
+  // No subscriber runs here to make one: a notification of the owner, as the entity writes it.
+  const notificationId = await seedNotification(fx.a.projectId, fx.ownerId, {
+    client: DynamoDBDocumentClient.from(watch.client),
+    tableName: runtime.tableName,
+  });
+  fx = { ...fx, pool: [...fx.pool, { kind: 'notification', id: notificationId }] };
 }, 120_000);
 
 afterAll(async () => {

@@ -85,10 +85,23 @@ async function seedSubject(project: TestProject, userId: string, options: { sock
   await post(`/users/${userId}/watchlist`, token, { type: 'user', targetId: other });
   await post(`/users/${other}/watchlist`, otherToken, { type: 'user', targetId: userId });
   const handoff = (await post(`/rooms/${roomId}/handoff`, token, { note: 'taking over' })).body;
+  const email = `${userId}@example.com`;
+  const digest = await api('/digest/preferences', { method: 'PATCH', token, body: { enabled: true, email, emailEnabled: true } });
+  if (digest.status !== 200) throw new Error(`digest preferences: ${digest.status} ${JSON.stringify(digest.body)}`);
+  // The reply notifies the subject and the dm notifies the other user, through the outbox subscriber.
+  await eventually('the reply notification and feed entry', async () => {
+    const [inbox, feed] = await Promise.all([api('/notifications', { token }), api('/user/activity-feed', { token })]);
+    return inbox.body.notifications?.length > 0 && feed.body.entries?.length > 0;
+  });
+  await eventually(
+    'the dm notification of the other user',
+    async () => (await api('/notifications', { token: otherToken })).body.notifications?.length > 0,
+  );
   if (options.socket) sockets.push(await connectUser(userId, token));
   return {
     userId,
     token,
+    email,
     other,
     otherToken,
     roomId,
@@ -254,9 +267,23 @@ describe('GET /gdpr/export of a subject with data in every area', () => {
     expect(exported.body.connections).toEqual([expect.objectContaining({ channel: 'user' })]);
   });
 
-  it("holds nothing of another user or another project (the other's reply and subscription, project B's message)", () => {
+  it('holds the notifications, the activity feed and the digest preferences', () => {
     // Assess
-    expect(text).not.toContain(seeded.otherMarker);
+    expect(exported.body.notifications).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'reply', messageId: seeded.reply.id }),
+        expect.objectContaining({ kind: 'handoff_assigned' }),
+      ]),
+    );
+    expect(exported.body.activityFeed).toEqual([expect.objectContaining({ kind: 'reply', actorId: seeded.other })]);
+    expect(exported.body.digest.preferences).toMatchObject({ enabled: true, email: seeded.email, emailEnabled: true });
+  });
+
+  it("holds nothing of another user or another project (the other's reply and subscription, project B's message)", () => {
+    // Assess: the reply's words reach the subject only as their own notification and feed entry of it
+    const { notifications, activityFeed, ...rest } = exported.body;
+    expect(json(rest)).not.toContain(seeded.otherMarker);
+    expect(json({ notifications, activityFeed })).toContain(seeded.otherMarker);
     expect(text).not.toContain(seeded.otherSubscription.endpoint);
     expect(text).not.toContain(bMarker);
   });
@@ -362,7 +389,18 @@ describe('DELETE /gdpr/delete', () => {
       completedAt: expect.any(String),
     });
     expect(Object.keys(first.body.steps)).toEqual(privacyAreas.map((area) => area.id));
-    expect(first.body.steps).toMatchObject({ messages: 4, memberships: 2, push: 2, credentials: 1, connections: 1 });
+    expect(first.body.steps).toMatchObject({
+      messages: 4,
+      memberships: 2,
+      push: 2,
+      credentials: 1,
+      connections: 1,
+      digest: 1,
+      copiesInOthersInboxes: 1,
+      notifications: expect.any(Number),
+      activityFeed: 1,
+    });
+    expect(first.body.steps.notifications).toBeGreaterThanOrEqual(3);
   });
 
   it("leaves no item of the project holding the subject's id, but tombstones and transient event records", async () => {
@@ -384,6 +422,16 @@ describe('DELETE /gdpr/delete', () => {
 
     // Assess
     expect(left).toEqual([]);
+  });
+
+  it("empties the copies of the subject's words in the other user's inbox, keeping their unread count", async () => {
+    // Act
+    const inbox = (await api('/notifications', { token: seeded.otherToken })).body;
+
+    // Assess
+    expect(inbox.notifications).toEqual([expect.objectContaining({ kind: 'dm', title: 'A message of an erased user', body: '' })]);
+    expect(inbox.unreadCount).toBe(1);
+    expect(json(inbox)).not.toContain(seeded.marker);
   });
 
   it('keeps a tombstone of each message, so the reply keeps its parent and history its order', async () => {

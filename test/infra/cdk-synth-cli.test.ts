@@ -49,6 +49,8 @@ const standIns = {
     parameters: Object.keys(outboundHosts),
     value: (id) => outboundHosts[id as OutboundHostId].default ?? 'https://provider.example',
   },
+  email: { parameters: ['digest'], value: () => 'digest@example.com' },
+  link: { parameters: ['api'], value: () => 'https://abcdef1234.execute-api.eu-west-1.amazonaws.com' },
 } satisfies Record<BindingKindId, { parameters: readonly string[]; value: (parameter: string) => string }>;
 
 const deployTimeValues: Record<string, string> = Object.fromEntries(

@@ -24,6 +24,7 @@ const standIns: LocalStandIns = {
   secretArns: Object.fromEntries(Object.keys(secretDefinitions).map((secretId) => [secretId, `arn:${secretId}`])),
   connectionsEndpoint: 'http://127.0.0.1:8787',
   settings: { AI_BASE_URL: 'http://127.0.0.1:9/v1' },
+  apiBaseUrl: 'http://127.0.0.1:8787',
 };
 
 const wired = [...new Set(functionEntries.flatMap((entry) => entry.bindings))].sort();

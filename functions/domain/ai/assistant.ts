@@ -12,7 +12,7 @@ import { secretValue } from '#shared/secrets';
  * with {@link conversation}, which bounds them.
  */
 
-export type AiPurpose = 'thread_summary' | 'room_summary' | 'handoff_summary' | 'suggestions' | 'agent';
+export type AiPurpose = 'thread_summary' | 'room_summary' | 'handoff_summary' | 'digest' | 'suggestions' | 'agent';
 
 export class AiNotConfiguredError extends NotConfiguredError {
   constructor() {
@@ -41,6 +41,7 @@ export function modelFor(purpose: AiPurpose, agentModel?: string): string {
     case 'thread_summary':
     case 'room_summary':
     case 'handoff_summary':
+    case 'digest':
       return config.AI_SUMMARY_MODEL ?? config.AI_SUGGEST_MODEL ?? config.AI_MODEL;
     case 'suggestions':
       return config.AI_SUGGEST_MODEL ?? config.AI_MODEL;
@@ -71,7 +72,8 @@ export interface AiAnswer {
 /**
  * How long each purpose may wait for the provider, all attempts included. Routes behind API
  * Gateway must answer within its 30 s (their functions may run 29 s); a handoff must not wait on AI
- * at all long, since it falls back to an excerpt; a room summary runs in a queue worker.
+ * at all long, since it falls back to an excerpt; a room summary runs in a queue worker, and so
+ * does a digest, which falls back to counts and top messages.
  */
 const BUDGET_MS: Readonly<Record<AiPurpose, number>> = {
   thread_summary: 24_000,
@@ -79,6 +81,8 @@ const BUDGET_MS: Readonly<Record<AiPurpose, number>> = {
   agent: 24_000,
   handoff_summary: 5_000,
   room_summary: 60_000,
+  // A digest worker delivers a batch of users; a room's summary must not hold all of them long.
+  digest: 20_000,
 };
 
 /** Per-attempt timeout and attempts that fit the purpose's budget. */

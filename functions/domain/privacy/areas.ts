@@ -1,20 +1,27 @@
 import { toAgentTask } from '#domain/ai/agent-tasks';
 import { toAgent } from '#domain/ai/agents';
 import { toHandoff } from '#domain/ai/handoff';
+import { toDigestPreferences } from '#domain/digest/preferences';
+import { toFeedEntry } from '#domain/notifications/feed';
+import { toNotification } from '#domain/notifications/inbox';
 import { syncRosters } from '#domain/push/rosters';
 import { toWebSubscription } from '#domain/push/targets';
 import { userConnections } from '#domain/realtime/connections';
 import { closeConnections } from '#domain/realtime/disconnect';
 import { endMembership } from '#domain/rooms/rooms';
+import * as feed from '#shared/db/activity-feed';
 import * as agents from '#shared/db/agent';
 import * as tasks from '#shared/db/agent-task';
 import * as connections from '#shared/db/connection';
+import * as digestDeliveries from '#shared/db/digest-delivery';
+import * as digestPreferences from '#shared/db/digest-preference';
 import * as dispositions from '#shared/db/dispositions';
 import * as flags from '#shared/db/feature-flags';
 import * as handoffs from '#shared/db/handoff';
 import * as memberships from '#shared/db/membership';
 import * as messages from '#shared/db/message';
 import * as moderation from '#shared/db/moderation';
+import * as notifications from '#shared/db/notification';
 import * as exports from '#shared/db/privacy-export';
 import * as push from '#shared/db/push';
 import * as rateLimits from '#shared/db/rate-limit-window';
@@ -87,6 +94,56 @@ async function authoredMessages({ projectId, userId }: PrivacySubject) {
     cursor = page.cursor;
   } while (cursor);
   return all;
+}
+
+/** Every user id of a room's members, page after page. */
+async function memberIdsOf(projectId: string, roomId: string): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await memberships.membershipsPage(projectId, roomId, { after, limit: 100 });
+    ids.push(...page.memberships.map((item) => item.userId));
+    if (!page.more) return ids;
+    after = page.memberships.at(-1)?.userId;
+  }
+}
+
+/**
+ * Others' notifications and feed entries that copied the subject's id or words (a reply, a
+ * mention, a dm): found through the rooms the subject wrote in or belongs to, then each member's
+ * inbox and feed (one partition each), so the cost grows with those rooms' members and their
+ * inboxes (90 days at most). Redacted in place rather than deleted: the owners' unread counts stay
+ * right. A member who has left such a room since is not reached (their copy expires with its TTL).
+ */
+async function redactCopiesInOthersInboxes({ projectId, userId }: PrivacySubject): Promise<number> {
+  const written = new Set<string>();
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const page = await messages.authoredMessagesPage(projectId, userId, { limit: MESSAGE_PAGE, cursor });
+    for (const item of page.items) written.add(`${item.roomId} ${item.id}`);
+    cursor = page.cursor;
+  } while (cursor);
+  const roomIds = new Set([...written].map((key) => key.slice(0, key.indexOf(' '))));
+  for (const roomId of await memberships.allUserRoomIds(projectId, userId)) roomIds.add(roomId);
+  const members = new Set<string>();
+  for (const roomId of roomIds) for (const member of await memberIdsOf(projectId, roomId)) members.add(member);
+  members.delete(userId);
+  let redacted = 0;
+  for (const member of members) {
+    const [inbox, entries] = await Promise.all([
+      notifications.notificationsOfUser(projectId, member),
+      feed.feedEntriesOfUser(projectId, member),
+    ]);
+    const results = await Promise.all([
+      ...inbox
+        .filter((item) => item.roomId !== undefined && item.messageId !== undefined && written.has(`${item.roomId} ${item.messageId}`))
+        .filter((item) => item.body !== '')
+        .map((item) => notifications.redactNotification(projectId, member, item.notificationId)),
+      ...entries.filter((entry) => entry.actorId === userId).map((entry) => feed.redactFeedEntry(projectId, member, entry.entryId)),
+    ]);
+    redacted += results.filter(Boolean).length;
+  }
+  return redacted;
 }
 
 /** The handoffs of the rooms the subject's tasks name, where the subject took or completed them. */
@@ -177,6 +234,11 @@ export const privacyAreas: readonly PrivacyArea[] = [
     },
   },
   {
+    // Before `messages`: the author index still lists what the subject wrote.
+    id: 'copiesInOthersInboxes',
+    erase: redactCopiesInOthersInboxes,
+  },
+  {
     id: 'messages',
     export: authoredMessages,
     erase: eraseAuthoredMessages,
@@ -253,6 +315,37 @@ export const privacyAreas: readonly PrivacyArea[] = [
       // One at a time: each is a transaction with its event, and a user may be in many rooms.
       for (const item of own) if (await endMembership(projectId, item.roomId, userId, actor)) ended++;
       return ended;
+    },
+  },
+  {
+    id: 'notifications',
+    export: async ({ projectId, userId }) => (await notifications.notificationsOfUser(projectId, userId)).map(toNotification),
+    erase: ({ projectId, userId }) => notifications.deleteNotificationsOfUser(projectId, userId),
+  },
+  {
+    id: 'activityFeed',
+    export: async ({ projectId, userId }) => (await feed.feedEntriesOfUser(projectId, userId)).map(toFeedEntry),
+    erase: ({ projectId, userId }) => feed.deleteFeedOfUser(projectId, userId),
+  },
+  {
+    id: 'digest',
+    export: async ({ projectId, userId }) => {
+      const preference = await digestPreferences.findDigestPreference(projectId, userId);
+      return {
+        preferences: preference ? toDigestPreferences(preference) : null,
+        deliveries: (await digestDeliveries.digestDeliveriesOf(projectId, userId)).map(({ pk: _pk, sk: _sk, ...delivery }) => delivery),
+      };
+    },
+    erase: async ({ projectId, userId }) => {
+      const [preference, deliveries] = await Promise.all([
+        digestPreferences.findDigestPreference(projectId, userId),
+        digestDeliveries.digestDeliveriesOf(projectId, userId),
+      ]);
+      await Promise.all([
+        digestPreferences.deleteDigestPreference(projectId, userId),
+        digestDeliveries.deleteDigestDeliveries(projectId, userId),
+      ]);
+      return (preference ? 1 : 0) + deliveries.length;
     },
   },
   {

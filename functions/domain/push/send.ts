@@ -3,7 +3,15 @@ import { type ProjectVapidKeys, projectVapidKeys, type SendingConfig, sendingCon
 import { recordWebPushOutcome, removeDeadTarget } from '#domain/push/targets';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
-import { markDeviceSent, type PushTarget, providerOf } from '#shared/db/push';
+import {
+  markDeviceSent,
+  type PushTarget,
+  providerOf,
+  targetOf,
+  userTargets,
+  WEB_PUSH_FAILURE_GATE,
+  type WebSubscriptionItem,
+} from '#shared/db/push';
 import { type PushRecordItem, pushRecordItemFor, putPushRecords } from '#shared/db/push-record';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
@@ -23,7 +31,7 @@ export interface PushBatch {
 /** Pushes in flight at once from one invocation: providers answer in tens of milliseconds, so this keeps a batch short. */
 const SEND_CONCURRENCY = 8;
 
-type Outcome = 'sent' | 'failed' | 'removed' | 'skipped';
+export type PushOutcome = 'sent' | 'failed' | 'removed' | 'skipped';
 
 interface Context {
   readonly batch: PushBatch;
@@ -40,9 +48,9 @@ interface Context {
  * sending configuration when the caller has already opened it (the dispatcher's inline batch),
  * so its sealed keys are not opened twice.
  */
-export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig): Promise<Record<Outcome, number>> {
+export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig): Promise<Record<PushOutcome, number>> {
   const context: Context = { batch, settings: settings ?? (await sendingConfig(batch.projectId)) };
-  const counts: Record<Outcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
+  const counts: Record<PushOutcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
   const records: PushRecordItem[] = [];
   const skippedByProvider: Partial<Record<'fcm' | 'apns', number>> = {};
   const sentAt = new Date().toISOString();
@@ -132,11 +140,14 @@ function payloadOf(batch: PushBatch, pushId: string) {
   };
 }
 
-async function deliver(context: Context, delivery: PushBatch['deliveries'][number], pushId: string): Promise<Outcome> {
+async function deliver(context: Context, delivery: PushBatch['deliveries'][number], pushId: string): Promise<PushOutcome> {
   const { batch } = context;
   const { target, userId } = delivery;
   try {
-    if (target.kind === 'web') return await deliverWeb(context, userId, target, pushId);
+    if (target.kind === 'web') {
+      context.vapid ??= projectVapidKeys(batch.projectId);
+      return await deliverWeb(batch.projectId, context.vapid, userId, target, JSON.stringify(payloadOf(batch, pushId)));
+    }
     const result = await deliverMobile(context, target, pushId);
     if (!result) return 'skipped';
     if (result.outcome === 'dead_token') {
@@ -167,47 +178,90 @@ async function bookkeeping(projectId: string, write: () => Promise<void>): Promi
 }
 
 /** The spec's state table for one push service answer. */
-async function deliverWeb(context: Context, userId: string, target: PushTarget & { kind: 'web' }, pushId: string): Promise<Outcome> {
-  const { batch } = context;
-  context.vapid ??= projectVapidKeys(batch.projectId);
-  const vapid = await context.vapid;
+async function deliverWeb(
+  projectId: string,
+  vapidKeys: Promise<ProjectVapidKeys>,
+  userId: string,
+  target: PushTarget & { kind: 'web' },
+  payload: string,
+): Promise<PushOutcome> {
+  const vapid = await vapidKeys;
   let status: number;
   try {
     ({ status } = await sendWebPush(
       { endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } },
-      JSON.stringify(payloadOf(batch, pushId)),
+      payload,
       { subject: config.VAPID_SUBJECT, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
       { timeoutMs: config.PUSH_TIMEOUT_MS },
     ));
   } catch (error) {
     if (!(error instanceof OutboundError)) throw error;
     // No answer at all (timeout, reset, a private address): counted like a 5xx, tried on the next message.
-    logger.warn('push.web_unreachable', { projectId: batch.projectId, subscriptionId: target.id, code: error.code });
-    await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, false));
+    logger.warn('push.web_unreachable', { projectId: projectId, subscriptionId: target.id, code: error.code });
+    await bookkeeping(projectId, () => recordWebPushOutcome(projectId, userId, target.id, false));
     return 'failed';
   }
   if (status === 404 || status === 410) {
-    await bookkeeping(batch.projectId, () => removeDeadTarget(batch.projectId, userId, target));
+    await bookkeeping(projectId, () => removeDeadTarget(projectId, userId, target));
     return 'removed';
   }
   // The spec's "201 or 202": a server answering 200 to a POST is no push service, and counts as a failure.
   if (status === 201 || status === 202) {
-    await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, true));
+    await bookkeeping(projectId, () => recordWebPushOutcome(projectId, userId, target.id, true));
     return 'sent';
   }
   if (status === 400 || status === 401 || status === 403) {
     // The push service refused our request itself (VAPID key, payload): an operator's problem, not the user's.
     logger.error('push.config_error', {
-      projectId: batch.projectId,
+      projectId: projectId,
       subscriptionId: target.id,
       status,
       host: new URL(target.endpoint).host,
     });
   } else {
-    logger.warn('push.web_failed', { projectId: batch.projectId, subscriptionId: target.id, status, host: new URL(target.endpoint).host });
+    logger.warn('push.web_failed', { projectId: projectId, subscriptionId: target.id, status, host: new URL(target.endpoint).host });
   }
-  await bookkeeping(batch.projectId, () => recordWebPushOutcome(batch.projectId, userId, target.id, false));
+  await bookkeeping(projectId, () => recordWebPushOutcome(projectId, userId, target.id, false));
   return 'failed';
+}
+
+/** The user's web push subscriptions below the failure gate: where a notice of its own (the daily digest) goes. */
+export async function sendableWebSubscriptions(projectId: string, userId: string): Promise<WebSubscriptionItem[]> {
+  return (await userTargets(projectId, userId)).items.filter(
+    (item): item is WebSubscriptionItem => 'subscriptionId' in item && item.failure_count < WEB_PUSH_FAILURE_GATE,
+  );
+}
+
+/**
+ * A notice that belongs to no message (the daily digest) to the given subscriptions of a user,
+ * with the same bookkeeping as a message's pushes: dead subscriptions removed, outcomes counted
+ * against the failure gate. No push record: nothing acknowledges it.
+ */
+export async function sendWebNotice(
+  projectId: string,
+  userId: string,
+  subscriptions: readonly WebSubscriptionItem[],
+  notice: Readonly<Record<string, unknown>>,
+): Promise<Record<PushOutcome, number>> {
+  const counts: Record<PushOutcome, number> = { sent: 0, failed: 0, removed: 0, skipped: 0 };
+  if (subscriptions.length === 0) return counts;
+  const vapid = projectVapidKeys(projectId);
+  const payload = JSON.stringify(notice);
+  const outcomes = await Promise.all(
+    subscriptions.map(async (item) => {
+      const target = targetOf(item) as PushTarget & { kind: 'web' };
+      try {
+        return await deliverWeb(projectId, vapid, userId, target, payload);
+      } catch (error) {
+        logger.warn('push.send_error', { projectId, targetId: target.id, error: (error as Error).message });
+        return 'failed' as const;
+      }
+    }),
+  );
+  for (const outcome of outcomes) counts[outcome]++;
+  if (counts.sent > 0) countMetric('push_sent', counts.sent);
+  if (counts.failed > 0) countMetric('push_failed', counts.failed);
+  return counts;
 }
 
 /** `undefined` when the target's provider is not configured for the project (nothing sent, nothing recorded). */

@@ -1,13 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorBody } from '#shared/error-codes';
+import { schedules } from '#wiring';
 import { readBody, sendJson } from './http-replies';
 
-/** The gateway's local-only doors (never deployed): what CloudWatch would show, and the fan-out switch. */
+/** The gateway's local-only doors (never deployed): what CloudWatch would show, the fan-out switch, the schedule trigger. */
 export interface LocalControls {
   /** Served at `GET /_local/stats`. */
   readonly localStats?: () => unknown;
   /** Served at `POST /_local/fan-out` with `{ "running": false | true }`, for outage tests. */
   readonly fanOutSwitch?: FanOutSwitch;
+  /** Served at `POST /_local/schedules/<scheduleId>`: runs a schedule of the wiring table now and answers its outcome. */
+  readonly scheduleTrigger?: (scheduleId: string) => Promise<unknown>;
 }
 
 export interface FanOutSwitch {
@@ -34,6 +37,17 @@ export async function answerLocalControl(
   }
   if (pathname === '/_local/stats' && method === 'GET' && controls.localStats) {
     sendJson(response, 200, controls.localStats());
+    return true;
+  }
+  const schedule = /^\/_local\/schedules\/([A-Za-z0-9]+)$/.exec(pathname)?.[1];
+  if (schedule !== undefined && method === 'POST' && controls.scheduleTrigger) {
+    if (!schedules.some((entry) => entry.id === schedule)) {
+      sendJson(response, 404, {
+        error: { code: 'not_found', message: `No schedule ${schedule} in functions/wiring/` } satisfies ErrorBody,
+      });
+      return true;
+    }
+    sendJson(response, 200, { scheduleId: schedule, outcome: await controls.scheduleTrigger(schedule) });
     return true;
   }
   if (pathname === '/_local/fan-out' && method === 'POST' && controls.fanOutSwitch) {

@@ -16,7 +16,7 @@ export function handlerEnv(input: {
   readonly bindings: LocalStandIns;
   readonly settings: Readonly<Record<string, string>>;
 }): Record<string, string> {
-  const { dynamo, sqs, stepFunctions, secrets } = input.standIns;
+  const { dynamo, sqs, stepFunctions, secrets, ses } = input.standIns;
   return {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: input.credentials.accessKeyId,
@@ -27,6 +27,7 @@ export function handlerEnv(input: {
     AWS_ENDPOINT_URL_SNS: input.fanOutEndpoint,
     AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    AWS_ENDPOINT_URL_SESV2: ses.endpoint,
     ...bindingVariables(input.bindings),
     // Webhook receivers on one machine live on loopback.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

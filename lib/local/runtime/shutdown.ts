@@ -1,4 +1,5 @@
 import type { Gateway } from '../gateway';
+import type { LocalScheduler } from '../scheduler';
 import type { SwitchableProxy } from '../switchable-proxy';
 import type { RunningConsumers } from './consumers';
 import type { StandIns } from './stand-ins';
@@ -9,19 +10,21 @@ export interface RunningParts {
   readonly consumers: RunningConsumers;
   fanOut?: SwitchableProxy;
   gateway?: Gateway;
+  scheduler?: LocalScheduler;
 }
 
 /**
  * Stops the runtime the other way round from its start: the consumers and the gateway first, so
- * no new work reaches a handler, then the Step Functions interpreter, the fan-out switch, and last
+ * no new work reaches a handler (the scheduler's timers too), then the Step Functions interpreter, the fan-out switch, and last
  * the stand-ins every handler calls.
  */
 export async function stopRunningParts(running: RunningParts): Promise<void> {
+  running.scheduler?.stop();
   const { queues, streams } = running.consumers;
   await Promise.all([...queues, ...streams].map((part) => part.stop()));
   await running.gateway?.stop();
   await running.standIns.stepFunctions.stop();
   await running.fanOut?.close();
-  const { dynamo, sqs, secrets } = running.standIns;
-  await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop()]);
+  const { dynamo, sqs, secrets, ses } = running.standIns;
+  await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop(), ses.stop()]);
 }

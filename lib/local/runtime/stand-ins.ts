@@ -2,6 +2,7 @@ import type { SecretId } from '#wiring/bindings';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../dynamodb-local';
 import type { HandlerHost } from '../handlers';
 import { type SecretsLocal, startSecretsLocal } from '../secrets-local';
+import { type SesLocal, startSesLocal } from '../ses-local';
 import { type SqsLocal, startSqsLocal } from '../sqs-local';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../step-functions';
 
@@ -10,6 +11,7 @@ export interface StandIns {
   readonly sqs: SqsLocal;
   readonly stepFunctions: LocalStepFunctions;
   readonly secrets: SecretsLocal;
+  readonly ses: SesLocal;
 }
 
 /** The AWS stand-ins the handlers call, started side by side: none needs another. */
@@ -19,11 +21,12 @@ export async function startStandIns(options: {
   readonly handlers: HandlerHost;
   readonly secretValues: Partial<Record<SecretId, string>>;
 }): Promise<StandIns> {
-  const [dynamo, sqs, stepFunctions, secrets] = await Promise.all([
+  const [dynamo, sqs, stepFunctions, secrets, ses] = await Promise.all([
     startDynamoDbLocal({ dataDir: options.dataDir }),
     startSqsLocal(),
     startLocalStepFunctions({ repoRoot: options.repoRoot, handlers: options.handlers }),
     startSecretsLocal(options.secretValues),
+    startSesLocal(),
   ]);
-  return { dynamo, sqs, stepFunctions, secrets };
+  return { dynamo, sqs, stepFunctions, secrets, ses };
 }

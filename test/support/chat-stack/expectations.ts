@@ -1,5 +1,15 @@
 import { expect } from 'vitest';
-import { areas, eventSubscribers, type FunctionEntry, functionEntries, httpRoutes, queueConsumers, queues, webSocketRoutes } from '#wiring';
+import {
+  areas,
+  eventSubscribers,
+  type FunctionEntry,
+  functionEntries,
+  httpRoutes,
+  queueConsumers,
+  queues,
+  schedules,
+  webSocketRoutes,
+} from '#wiring';
 import { bindingVariable, outboundHosts, parseBinding, tableActions } from '#wiring/bindings';
 import { tableSchema } from '#wiring/table';
 import { streamingRouteTimeout, webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
@@ -13,6 +23,7 @@ import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-con
  */
 
 export const connectionsArn = `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WebSocket API>/${webSocketStageName}/*/@connections/*`;
+export const httpApiUrl = 'https://<HTTP API>.execute-api.<AWS::Region>.<AWS::URLSuffix>';
 export const callbackUrl = `https://<WebSocket API>.execute-api.<AWS::Region>.<AWS::URLSuffix>/${webSocketStageName}`;
 export const sendActions = ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
 export const receiveActions = [
@@ -30,7 +41,7 @@ export const on = (actions: readonly string[], ...targets: string[]) =>
  * The least privilege each binding kind of `functions/wiring/bindings.ts` stands for, plus what every function
  * needs (its own log group, X-Ray) and what its event source needs.
  */
-export function expectedGrants(entry: FunctionEntry): string[] {
+export function expectedGrants(entry: FunctionEntry, config: ChatConfig = resolveChatConfig()): string[] {
   const grants = [
     ...on(['logs:CreateLogStream', 'logs:PutLogEvents'], `<${entry.id} log group>.Arn`),
     ...on(['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], '*'),
@@ -58,7 +69,19 @@ export function expectedGrants(entry: FunctionEntry): string[] {
         grants.push(...on(['execute-api:ManageConnections'], connectionsArn));
         break;
       case 'outbound':
+      case 'link':
         // A base URL, no IAM.
+        break;
+      case 'email':
+        // Only with a sender identity configured, and then on that identity alone.
+        if (config.digestEmailFrom) {
+          grants.push(
+            ...on(
+              ['ses:SendEmail'],
+              `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/${config.digestEmailIdentity ?? config.digestEmailFrom}`,
+            ),
+          );
+        }
         break;
       default:
         kindId satisfies never;
@@ -84,6 +107,8 @@ export function expectedEnvironment(entry: FunctionEntry, config: ChatConfig = r
     PUSH_ENVIRONMENT: config.pushEnvironment,
     ...config.aiModels,
   };
+  const schedule = schedules.find((candidate) => candidate.id === entry.id);
+  if (entry.kind === 'schedule' && schedule?.switch) environment[schedule.switch] = String(config.dailyDigestEnabled);
   for (const binding of new Set(entry.bindings)) {
     const { kindId, parameter } = parseBinding(binding);
     const values = {
@@ -93,6 +118,8 @@ export function expectedEnvironment(entry: FunctionEntry, config: ChatConfig = r
       stateMachine: `<${parameter} state machine>`,
       secret: `<${parameter} secret>`,
       connections: callbackUrl,
+      email: config.digestEmailFrom,
+      link: httpApiUrl,
       outbound:
         kindId === 'outbound'
           ? (config.providerUrls[outboundHosts[parameter as keyof typeof outboundHosts].setting] ??

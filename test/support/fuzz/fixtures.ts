@@ -11,7 +11,7 @@ export interface FuzzProject {
 
 /** A candidate for a path parameter: an id of something that exists, and what it is. */
 export interface PoolEntry {
-  readonly kind: 'room' | 'user' | 'project' | 'webhook';
+  readonly kind: 'room' | 'user' | 'project' | 'webhook' | 'notification';
   readonly id: string;
 }
 

@@ -153,13 +153,15 @@ export interface RoleMatrix {
   readonly projectReads?: readonly ProjectReadRule[];
 }
 
+/** Paths of what belongs to the caller alone: their push targets, their inbox, their feed, their digest preferences. */
+const OWN_THINGS = ['/push/', '/notifications', '/user/', '/digest/preferences'];
 const isAiRoute = (route: HttpRoute) => route.handler.startsWith('http/ai/');
 /** The routes each section must have a case for. */
 const sectionRoutes = {
   minRole: (route: HttpRoute) => route.minRole !== undefined,
   roomRules: (route: HttpRoute) => isAiRoute(route) && !route.minRole && (route.path.includes('{roomId}') || route.auth === 'user'),
   userRules: (route: HttpRoute) => route.path.startsWith('/users/{userId}') && route.auth === 'userOrService',
-  ownTargetRules: (route: HttpRoute) => route.path.startsWith('/push/') && route.auth === 'user',
+  ownTargetRules: (route: HttpRoute) => OWN_THINGS.some((prefix) => route.path.startsWith(prefix)) && route.auth === 'user',
   projectReads: (route: HttpRoute) => isAiRoute(route) && route.auth === 'userOrService' && !route.minRole && !route.path.includes('{'),
 };
 
@@ -170,7 +172,7 @@ const userRuleCallers = (success: number) =>
     allowed: ['member', 'admin', 'owner', 'apiKey'],
     success,
   });
-/** The callers of the push routes on their own targets: every user JWT, never the API key. */
+/** The callers of the routes on their own things (push targets, inbox, feed, digest preferences): every user JWT, never the API key. */
 const ownTargetCallers = (success: number) =>
   callerTable({
     callers: ['guest', 'member', 'roomOwner', 'moderator', 'admin', 'owner', 'apiKey'],
@@ -299,7 +301,7 @@ export function describeRoleMatrix(areaId: string, roles: RoleMatrixProject, mat
 
   const ownTargetRules = matrix.ownTargetRules ?? [];
   if (ownTargetRules.length > 0) {
-    describe("push routes on the caller's own targets: every role with a user JWT, never the API key", () => {
+    describe("routes on the caller's own targets, inbox, feed and digest preferences: every role with a user JWT, never the API key", () => {
       /** Whose targets a case prepares: the caller's own; for the API key (no user), the `member` user's, which must stay untouched. */
       const ownerOf = (caller: Caller) => {
         const user = caller === 'apiKey' ? 'member' : caller;

@@ -125,6 +125,7 @@ const badPathValues = (param: string): string[] => {
     return [...idValues, `pd_${'A'.repeat(21)}`, `pd_${'A'.repeat(23)}`, `pd_${'A'.repeat(10)}-${'A'.repeat(11)}`, `ws_${'A'.repeat(22)}`];
   if (param === 'deliveryId')
     return [...idValues, `whd_${'A'.repeat(32)}`, `whd_${'0'.repeat(31)}`, `whd_${'0'.repeat(33)}`, `wh_${'0'.repeat(32)}`];
+  if (param === 'notificationId') return [...idValues, 'abc', `${'0'.repeat(15)}-${'g'.repeat(16)}`, `${'0'.repeat(14)}-${'0'.repeat(16)}`];
   if (param === 'messageId') return [...idValues, 'abc', '-1', '1.5', '1'.repeat(17)];
   if (param === 'projectId') return [...idValues, 'Upper-Case', '-dash', 'a', 'under_score'];
   return idValues;
