@@ -6,7 +6,7 @@
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { type BuildOptions, build, version as esbuildVersion, type Metafile } from 'esbuild';
@@ -66,6 +66,41 @@ export async function bundleFunctions(outDir: string, concurrency = 4) {
     }),
   );
   return bundledFunctions.map((fn) => built.find((b) => b.id === fn.id) as (typeof built)[number]);
+}
+
+/**
+ * Every function's bundle from one esbuild run with an entry point per function, for
+ * test/infra/bundle-size.test.ts: byte for byte what {@link bundleFunctions} writes (without code
+ * splitting each output stands alone), in a fraction of the CPU, since esbuild parses a module the
+ * functions share (the AWS SDK above all) once. A bundle's `inputs` are the modules its entry
+ * reaches in the run's import graph, which is what the metafile of a run of its own lists. No
+ * build times: the bench times one run per function, as `cdk deploy` makes them.
+ */
+export async function bundleAllFunctions(outDir: string) {
+  const { metafile } = await build({
+    ...esbuildOptions,
+    entryPoints: bundledFunctions.map((fn) => ({ in: join(functionsDir, fn.handler), out: join(fn.id, 'index') })),
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    metafile: true,
+  });
+  const reached = (entry: string) => {
+    const seen = new Set<string>();
+    for (const queue = [entry]; queue.length > 0; ) {
+      const file = queue.pop() as string;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const imported of metafile.inputs[file]?.imports ?? []) if (!imported.external) queue.push(imported.path);
+    }
+    return [...seen];
+  };
+  const entries = new Map(Object.values(metafile.outputs).flatMap((output) => (output.entryPoint ? [[output.entryPoint, output]] : [])));
+  return bundledFunctions.map((fn) => {
+    const outfile = join(outDir, fn.id, 'index.mjs');
+    const entry = relative(repoRoot, join(functionsDir, fn.handler)).replaceAll('\\', '/');
+    if (!entries.has(entry)) throw new Error(`no output for ${fn.id} (${entry})`);
+    return { ...fn, outfile, bytes: statSync(outfile).size, inputs: reached(entry) };
+  });
 }
 
 /** The environment a function gets at minimum; config (`#shared/config`) is parsed at load and must accept it. */

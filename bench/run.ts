@@ -13,7 +13,9 @@
  *   8. AI helpers: a thread summary's DynamoDB requests and service time, the largest prompt
  *   9. sign-in and stream caps: CPU per sign-in attempt (correct, wrong password, unknown user,
  *      unknown project), DynamoDB requests per sign-in, and to take and give back a stream's leases
- *  10. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
+ *  10. inbox and activity feed: DynamoDB requests per notification created, per feed page of a
+ *      user in 500 rooms, and POST /messages with and without an @mention
+ *  11. realtime fan-out to 10 / 100 / 1,000 WebSocket receivers beside a plain ws server (and
  *      Soketi, opt-in), and the AWS work per realtime frame
  *  11. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
  *      web push and e-mail stand-ins), DynamoDB requests per user
@@ -24,12 +26,13 @@
  *   BENCH_MEASURE_MS=5000     each throughput measurement (two halves per workload and concurrency)
  *   BENCH_INIT_RUNS=5         fresh node processes per module init figure
  *   BENCH_RECEIVERS=10,100,1000  realtime room sizes
+ *   BENCH_DIGEST_USERS=5000   subscribers of the digest run
  *   BENCH_SOKETI=1            also measure Soketi as a realtime baseline (or `npm run bench -- --soketi`);
  *                             without it the realtime section reports the service and the plain ws server.
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, webhooks,
- *                             events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
+ *                             events, push, ai, notifications, digest, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -42,6 +45,7 @@ import { digest } from './digest';
 import { events } from './events';
 import { type Bench, type Context, type Goal, machine, type Results, readSettings, renderReport } from './harness';
 import { messageCost } from './message-cost';
+import { notifications } from './notifications';
 import { push } from './push';
 import { ready } from './ready';
 import { realtime } from './realtime/index';
@@ -56,9 +60,37 @@ import { webhooks } from './webhooks';
  * CPU figures; the webhook bench starts them; realtime comes last on the runtime because
  * it fills rooms with up to 1,000 sockets; the `machine` benches run once the runtime is stopped.
  */
-const runOrder: readonly Bench[] = [messageCost, throughput, auth, webhooks, events, push, ai, digest, realtime, bundles, ready, synth];
+const runOrder: readonly Bench[] = [
+  messageCost,
+  throughput,
+  auth,
+  webhooks,
+  events,
+  push,
+  ai,
+  notifications,
+  digest,
+  realtime,
+  bundles,
+  ready,
+  synth,
+];
 /** In the order of docs/performance.md. */
-const reportOrder: readonly Bench[] = [messageCost, throughput, bundles, ready, events, webhooks, push, ai, digest, auth, synth, realtime];
+const reportOrder: readonly Bench[] = [
+  messageCost,
+  throughput,
+  bundles,
+  ready,
+  events,
+  webhooks,
+  push,
+  ai,
+  notifications,
+  digest,
+  auth,
+  synth,
+  realtime,
+];
 
 const settings = readSettings(process.env, process.argv);
 const only = process.env.BENCH_ONLY?.split(',').map((id) => id.trim());

@@ -80,7 +80,8 @@ export const digest: Area = {
       id: 'DigestWorker',
       queue: 'Digest',
       handler: 'workers/digest.ts',
-      batchSize: 5,
+      // One job (25 users) per invocation: a batch of jobs would make one slow user hold four other jobs' retries.
+      batchSize: 1,
       // It may ask the AI model for room summaries: AI consumers run at most 5 batches at once.
       maxConcurrency: 5,
       timeoutSeconds: 60,

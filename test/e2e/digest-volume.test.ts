@@ -8,7 +8,9 @@ import { eventually } from '../support/webhook-receiver';
 /**
  * 5,000 subscribers of one project, seeded with batch writes, through one admin run: the run pages
  * through them and fans them out in queued jobs of `DIGEST_USERS_PER_JOB` (25), each delivered by
- * one worker invocation, in-app and by e-mail to every one of them.
+ * one worker invocation, by e-mail to every one of them (the channel that costs the table nothing
+ * beyond the claim: the test is about the fan-out; in-app and web push at volume are the bench's,
+ * `bench/digest.ts`).
  */
 
 const USERS = 5000;
@@ -43,7 +45,7 @@ beforeAll(async () => {
       digestPreferenceItemFor(project.projectId, userId, {
         enabled: true,
         email: `${userId}@volume.example.com`,
-        inAppEnabled: true,
+        inAppEnabled: false,
         webPushEnabled: false,
         emailEnabled: true,
         updatedAt: joinedAt,
@@ -53,13 +55,14 @@ beforeAll(async () => {
 }, 120_000);
 
 describe('a digest run of 5,000 users', () => {
-  it('goes through queued jobs of 25 users and delivers in-app and by e-mail to each once', async () => {
+  it('goes through queued jobs of 25 users and delivers to each once', async () => {
     // Arrange
     const [inAppBefore, emailBefore, jobsBefore] = await Promise.all([
       metric('digest_in_app'),
       metric('digest_email'),
       metric('digest_user_jobs'),
     ]);
+
     const started = Date.now();
 
     // Act
@@ -74,8 +77,8 @@ describe('a digest run of 5,000 users', () => {
     // Assess
     expect(run.status).toBe(202);
     expect((await metric('digest_email')) - emailBefore).toBe(USERS);
-    expect((await metric('digest_in_app')) - inAppBefore).toBe(USERS);
     expect((await metric('digest_user_jobs')) - jobsBefore).toBe(USERS / PER_JOB);
+    expect((await metric('digest_in_app')) - inAppBefore).toBe(0);
     console.log(`digest of ${USERS} users in ${seconds.toFixed(1)} s (${Math.round(USERS / seconds)} users/s)`);
   }, 300_000);
 });

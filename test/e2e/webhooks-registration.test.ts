@@ -23,7 +23,8 @@ const SPEC_EVENT_TYPES = [
   'cache_miss',
   'user.event',
 ];
-const ALSO_REFERENCED = ['room.summary', 'room.member_joined', 'message.updated', 'handoff'];
+/** The spec's "inbox events" are `notification.created` and `notification.read`. */
+const ALSO_REFERENCED = ['room.summary', 'room.member_joined', 'message.updated', 'handoff', 'notification.created', 'notification.read'];
 /** Types the service adds: the end of a membership, announced as its start is. */
 const OWN_TYPES = ['room.member_left'];
 

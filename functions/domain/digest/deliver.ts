@@ -2,11 +2,24 @@ import { askAi, bulletLines, conversation, isAiConfigured } from '#domain/ai/ass
 import { sendableWebSubscriptions, sendWebNotice } from '#domain/push/send';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
-import { claimDigestDelivery, type DigestChannel, releaseDigestDelivery } from '#shared/db/digest-delivery';
-import { type DigestPreferenceItem, findDigestPreferences, recordDigestWindow } from '#shared/db/digest-preference';
+import {
+  claimDigestDelivery,
+  claimDigestDeliveryPart,
+  DIGEST_CHANNELS,
+  type DigestChannel,
+  releaseDigestDelivery,
+} from '#shared/db/digest-delivery';
+import {
+  type DigestPreferenceItem,
+  type DigestWindow,
+  findDigestPreferences,
+  recordDigestWindow,
+  recordDigestWindowPart,
+} from '#shared/db/digest-preference';
 import { userRoomIdsPage } from '#shared/db/membership';
 import { roomMessagesBetween } from '#shared/db/message';
 import { findRoom } from '#shared/db/room';
+import { isConditionFailure, transactWrite } from '#shared/db/transact';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { sendEmail } from '#shared/providers/email';
@@ -119,20 +132,45 @@ export async function deliverDigests(projectId: string, digestDate: string, user
   return { users: preferences.length, empty, delivered };
 }
 
-/** The window of this date: a second run of a date reads the first run's, a new date starts where the last ended. */
-async function windowOf(job: DigestJob, preference: DigestPreferenceItem): Promise<string> {
+/**
+ * The window of this date: a second run of a date reads the first run's; a new date starts where
+ * the last ended (or a day back), and is recorded with the first delivery's claims.
+ */
+function windowOf(job: DigestJob, preference: DigestPreferenceItem): { since: string; record?: DigestWindow } {
   const last = preference.lastDigest;
-  if (last && last.date >= job.digestDate) return last.since;
+  if (last && last.date >= job.digestDate) return { since: last.since };
   const since = last?.at ?? new Date(job.now.getTime() - DAY_MS).toISOString();
-  await recordDigestWindow(job.projectId, preference.userId, { date: job.digestDate, since, at: job.now.toISOString() });
-  return since;
+  return { since, record: { date: job.digestDate, since, at: job.now.toISOString() } };
+}
+
+/**
+ * Claims the channels, with the window, in one transaction: the first run of a date for a user
+ * costs one request. When any part fails (a channel delivered by an earlier or concurrent run, the
+ * window recorded by one), each is claimed on its own, and only the free ones are delivered.
+ */
+async function claim(job: DigestJob, userId: string, channels: readonly DigestChannel[], record?: DigestWindow): Promise<DigestChannel[]> {
+  const { projectId, digestDate, now } = job;
+  try {
+    await transactWrite([
+      ...(record ? [recordDigestWindowPart(projectId, userId, record)] : []),
+      ...channels.map((channel) => claimDigestDeliveryPart(projectId, userId, digestDate, channel, now)),
+    ]);
+    return [...channels];
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  if (record) await recordDigestWindow(projectId, userId, record);
+  const free = await Promise.all(
+    channels.map(async (channel) => ((await claimDigestDelivery(projectId, userId, digestDate, channel, now)) ? channel : undefined)),
+  );
+  return free.filter((channel): channel is DigestChannel => channel !== undefined);
 }
 
 /** One user's digest: the channels delivered now (none when nothing happened in their rooms). */
 async function deliverDigest(job: DigestJob, preference: DigestPreferenceItem): Promise<DigestChannel[]> {
-  const { projectId } = job;
+  const { projectId, digestDate } = job;
   const { userId } = preference;
-  const since = await windowOf(job, preference);
+  const { since, record } = windowOf(job, preference);
   const { roomIds } = await userRoomIdsPage(projectId, userId, { limit: config.DIGEST_MAX_ROOMS });
   const rooms: RoomDigest[] = [];
   for (const activity of await Promise.all(roomIds.map((roomId) => job.roomActivity(roomId)))) {
@@ -142,48 +180,56 @@ async function deliverDigest(job: DigestJob, preference: DigestPreferenceItem): 
     const summary = await job.summary(activity, since);
     rooms.push(summary ? { ...room, summary } : room);
   }
+  // Nothing to tell: no delivery, and the window stays open until a digest goes out.
   if (rooms.length === 0) return [];
-  const content: DigestContent = { digestDate: job.digestDate, since, rooms };
+  const content: DigestContent = { digestDate, since, rooms };
 
-  const delivered: DigestChannel[] = [];
-  const once = async (channel: DigestChannel, send: () => Promise<void>) => {
-    if (!(await claimDigestDelivery(projectId, userId, job.digestDate, channel, job.now))) return;
-    try {
-      await send();
-    } catch (error) {
-      await releaseDigestDelivery(projectId, userId, job.digestDate, channel).catch((releaseError: unknown) =>
-        logger.error('digest.release_failed', { projectId, userId, channel, error: releaseError as Error }),
-      );
-      throw error;
-    }
-    delivered.push(channel);
-  };
-
-  if (preference.inAppEnabled) await once('in_app', () => notifyInApp(projectId, userId, content, job.now));
-  if (preference.webPushEnabled) {
-    const subscriptions = await sendableWebSubscriptions(projectId, userId);
-    // A browser that refuses is the subscription's problem (counted against its gate), not a reason to send again.
-    if (subscriptions.length > 0) {
-      await once('web_push', async () => {
-        await sendWebNotice(projectId, userId, subscriptions, {
-          type: 'digest',
-          projectId,
-          digestDate: job.digestDate,
-          title: digestTitle(content),
-          body: digestSummaryLines(content).slice(0, 1000),
-        });
-      });
-    }
-  }
+  const subscriptions = preference.webPushEnabled ? await sendableWebSubscriptions(projectId, userId) : [];
   const from = boundIfSet('email:digest');
   const apiUrl = boundIfSet('link:api');
-  if (preference.emailEnabled && preference.email && from && apiUrl) {
-    const to = preference.email;
-    await once('email', async () => {
-      const unsubscribeUrl = `${apiUrl.replace(/\/+$/, '')}/digest/unsubscribe?token=${await unsubscribeToken(projectId, userId)}`;
-      const email = renderDigestEmail(content, unsubscribeUrl);
-      await sendEmail({ from, to, ...email, headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>` } });
-    });
+  const to = preference.emailEnabled && preference.email ? preference.email : undefined;
+  const senders: Partial<Record<DigestChannel, () => Promise<void>>> = {};
+  if (preference.inAppEnabled) senders.in_app = () => notifyInApp(projectId, userId, content, job.now);
+  // A browser that refuses is the subscription's problem (counted against its gate), not a reason to send again.
+  if (subscriptions.length > 0) {
+    senders.web_push = async () => {
+      await sendWebNotice(projectId, userId, subscriptions, {
+        type: 'digest',
+        projectId,
+        digestDate,
+        title: digestTitle(content),
+        body: digestSummaryLines(content).slice(0, 1000),
+      });
+    };
   }
-  return delivered;
+  if (to && from && apiUrl) {
+    senders.email = async () => {
+      const unsubscribeUrl = `${apiUrl.replace(/\/+$/, '')}/digest/unsubscribe?token=${await unsubscribeToken(projectId, userId)}`;
+      await sendEmail({ from, to, ...renderDigestEmail(content, unsubscribeUrl), headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>` } });
+    };
+  }
+  const channels = DIGEST_CHANNELS.filter((channel) => senders[channel]);
+  if (channels.length === 0) {
+    if (record) await recordDigestWindow(projectId, userId, record);
+    return [];
+  }
+
+  const claimed = await claim(job, userId, channels, record);
+  const results = await Promise.allSettled(
+    claimed.map(async (channel) => {
+      try {
+        await (senders[channel] as () => Promise<void>)();
+        return channel;
+      } catch (error) {
+        // Given back, so the job's retry delivers it; the other channels keep their claims.
+        await releaseDigestDelivery(projectId, userId, digestDate, channel).catch((releaseError: unknown) =>
+          logger.error('digest.release_failed', { projectId, userId, channel, error: releaseError as Error }),
+        );
+        throw error;
+      }
+    }),
+  );
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<DigestChannel>).value);
 }

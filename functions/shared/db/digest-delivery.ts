@@ -4,6 +4,7 @@ import { deleteAll } from './batch';
 import { db, tableName } from './client';
 import { userPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
+import type { TransactPart } from './transact';
 
 /**
  * One digest delivery: (project, user, digest date, channel) is the key, so the conditional put
@@ -31,6 +32,16 @@ export const digestDeliveryItem = z.object({
 });
 export type DigestDeliveryItem = z.infer<typeof digestDeliveryItem>;
 
+const deliveryItem = (projectId: string, userId: string, digestDate: string, channel: DigestChannel, now: Date): DigestDeliveryItem => ({
+  ...digestDeliveryKey(projectId, userId, digestDate, channel),
+  projectId,
+  userId,
+  digestDate,
+  channel,
+  deliveredAt: now.toISOString(),
+  ttl: Math.floor(now.getTime() / 1000) + DIGEST_DELIVERY_TTL_SECONDS,
+});
+
 /** Claims the delivery: `false` when another run (or an earlier attempt) has it. */
 export function claimDigestDelivery(
   projectId: string,
@@ -39,16 +50,23 @@ export function claimDigestDelivery(
   channel: DigestChannel,
   now: Date,
 ): Promise<boolean> {
-  return putIfAbsent({
-    ...digestDeliveryKey(projectId, userId, digestDate, channel),
-    projectId,
-    userId,
-    digestDate,
-    channel,
-    deliveredAt: now.toISOString(),
-    ttl: Math.floor(now.getTime() / 1000) + DIGEST_DELIVERY_TTL_SECONDS,
-  } satisfies DigestDeliveryItem);
+  return putIfAbsent(deliveryItem(projectId, userId, digestDate, channel, now));
 }
+
+/** The same claim as a transaction part: the transaction fails when the delivery is claimed already. */
+export const claimDigestDeliveryPart = (
+  projectId: string,
+  userId: string,
+  digestDate: string,
+  channel: DigestChannel,
+  now: Date,
+): TransactPart => ({
+  Put: {
+    TableName: tableName,
+    Item: deliveryItem(projectId, userId, digestDate, channel, now),
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
 
 /** Gives a claim back after the send failed, so the job's retry may deliver. */
 export const releaseDigestDelivery = (projectId: string, userId: string, digestDate: string, channel: DigestChannel) =>

@@ -3,7 +3,7 @@ import * as z from '#shared/schema';
 import { deleteAll, getAll, putAll } from './batch';
 import { db, tableName } from './client';
 import { projectPk, userPk } from './keys';
-import { isConditionFailure } from './transact';
+import { isConditionFailure, type TransactPart } from './transact';
 
 /**
  * A user's digest preferences, beside their credentials. Only enabled rows carry the gsi1 key of
@@ -131,28 +131,33 @@ export async function turnOffDigestEmail(projectId: string, userId: string, now:
   }
 }
 
+const recordWindow = (projectId: string, userId: string, window: DigestWindow) => ({
+  TableName: tableName,
+  Key: digestPreferenceKey(projectId, userId),
+  UpdateExpression: 'SET lastDigest = :window',
+  ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lastDigest) OR lastDigest.#date < :date)',
+  ExpressionAttributeNames: { '#date': 'date' },
+  ExpressionAttributeValues: { ':window': window, ':date': window.date },
+});
+
 /**
  * Records the window of a digest date unless the row already holds that date or a later one
  * (a repeated or concurrent run keeps the first window): `false` then.
  */
 export async function recordDigestWindow(projectId: string, userId: string, window: DigestWindow): Promise<boolean> {
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: digestPreferenceKey(projectId, userId),
-        UpdateExpression: 'SET lastDigest = :window',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lastDigest) OR lastDigest.#date < :date)',
-        ExpressionAttributeNames: { '#date': 'date' },
-        ExpressionAttributeValues: { ':window': window, ':date': window.date },
-      }),
-    );
+    await db.send(new UpdateCommand(recordWindow(projectId, userId, window)));
     return true;
   } catch (error) {
     if (isConditionFailure(error)) return false;
     throw error;
   }
 }
+
+/** {@link recordDigestWindow} as a transaction part: the transaction fails when the row holds that date or a later one. */
+export const recordDigestWindowPart = (projectId: string, userId: string, window: DigestWindow): TransactPart => ({
+  Update: recordWindow(projectId, userId, window),
+});
 
 /** One page of the project's enabled subscribers by user id, after `after`; `next` names the last one when more may follow. */
 export async function digestSubscribersPage(

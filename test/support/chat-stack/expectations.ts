@@ -23,7 +23,7 @@ import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-con
  */
 
 export const connectionsArn = `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WebSocket API>/${webSocketStageName}/*/@connections/*`;
-export const httpApiUrl = 'https://<HTTP API>.execute-api.<AWS::Region>.<AWS::URLSuffix>';
+export const httpApiUrl = '<HTTP API>.ApiEndpoint';
 export const callbackUrl = `https://<WebSocket API>.execute-api.<AWS::Region>.<AWS::URLSuffix>/${webSocketStageName}`;
 export const sendActions = ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
 export const receiveActions = [
