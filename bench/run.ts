@@ -31,8 +31,13 @@
  *                             without it the realtime section reports the service and the plain ws server.
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
+<<<<<<< HEAD
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, webhooks,
  *                             events, push, ai, notifications, digest, realtime, bundles, ready, synth) and print their sections instead of
+=======
+ *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
+ *                             webhooks, events, push, ai, realtime, bundles, ready, synth) and print their sections instead of
+>>>>>>> main
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -64,11 +69,12 @@ const runOrder: readonly Bench[] = [
   messageCost,
   throughput,
   auth,
+  // Before the webhook bench starts the consumers, so no subscriber's requests fall into its counts.
+  notifications,
   webhooks,
   events,
   push,
   ai,
-  notifications,
   digest,
   realtime,
   bundles,
