@@ -31,13 +31,8 @@
  *                             without it the realtime section reports the service and the plain ws server.
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
-<<<<<<< HEAD
- *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, webhooks,
- *                             events, push, ai, notifications, digest, realtime, bundles, ready, synth) and print their sections instead of
-=======
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             webhooks, events, push, ai, realtime, bundles, ready, synth) and print their sections instead of
->>>>>>> main
+ *                             webhooks, events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
