@@ -30,6 +30,8 @@ export interface HttpRequest<Body, Query, Params> {
 export interface HttpResult {
   readonly status: number;
   readonly body?: unknown;
+  /** A body sent as written (already JSON text), in place of `body` serialized. */
+  readonly text?: string;
   readonly headers?: Record<string, string>;
 }
 
@@ -93,7 +95,7 @@ export function httpHandler<
       return {
         statusCode: result.status,
         headers: { ...JSON_HEADERS, ...result.headers },
-        body: result.body === undefined ? '' : JSON.stringify(result.body),
+        body: result.text ?? (result.body === undefined ? '' : JSON.stringify(result.body)),
       };
     });
   // Lambda invokes it with its plain context; the steps above fill in the fields they add.
@@ -103,3 +105,9 @@ export function httpHandler<
 export const ok = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers });
 export const created = (body: unknown): HttpResult => ({ status: 201, body });
 export const noContent = (): HttpResult => ({ status: 204 });
+/** JSON text the client saves as a file named `filename` (`Content-Disposition: attachment`). */
+export const jsonAttachment = (text: string, filename: string): HttpResult => ({
+  status: 200,
+  text,
+  headers: { 'content-disposition': `attachment; filename="${filename}"`, 'cache-control': 'no-store' },
+});

@@ -17,6 +17,11 @@ export interface UserPrincipal {
   readonly projectId: string;
   readonly userId: string;
   readonly roles: readonly Role[];
+  /**
+   * The token's `sub` where it names another user than `userId`: the subject an admin acts for on
+   * the GDPR routes (`subjectOf`). Absent when `sub` is absent or equals `userId`.
+   */
+  readonly subject?: string;
 }
 
 /** A customer's backend, from a project API key: admin rights in its own project only. */
@@ -47,6 +52,9 @@ export function requireSelfOrAdmin(principal: Principal, userId: string): void {
   if (isProjectAdmin(principal)) return;
   throw new ForbiddenError("Only the user or a project admin may act on this user's channel");
 }
+
+/** The user the GDPR routes act on: the token's `sub`, which is `userId` unless the token names another subject. */
+export const subjectOf = (principal: UserPrincipal) => principal.subject ?? principal.userId;
 
 /** `sub` of a service principal, for audit fields. */
 export const actorId = (principal: Principal) => (principal.kind === 'user' ? principal.userId : 'service');
@@ -134,6 +142,8 @@ export interface TokenClaims {
   readonly projectId: string;
   readonly userId: string;
   readonly roles: readonly Role[];
+  /** The subject (`sub`); `userId` when absent. */
+  readonly sub?: string;
 }
 
 /** Signs a user JWT the way a customer's backend may too: HS256 with the project's signing secret. */
@@ -145,7 +155,7 @@ export async function signUserToken(
   const expiresAtSeconds = Math.floor(Date.now() / 1000) + expiresInSeconds;
   const token = await new SignJWT({ projectId: claims.projectId, userId: claims.userId, roles: [...claims.roles] })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(claims.userId)
+    .setSubject(claims.sub ?? claims.userId)
     .setIssuedAt()
     .setExpirationTime(expiresAtSeconds)
     .sign(secretBytes(await signingSecretOf(project)));
@@ -215,7 +225,8 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
       throw new UnauthorizedError('invalid_token', 'The token names a user id the service reserves');
     }
     const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);
-    return { kind: 'user', projectId: project.projectId, userId: userId.data, roles };
+    const subject = subjectClaim(payload.sub, userId.data);
+    return { kind: 'user', projectId: project.projectId, userId: userId.data, roles, ...(subject === undefined ? {} : { subject }) };
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token_expired', 'The token has expired');
     if (error instanceof UnauthorizedError) throw error;
@@ -229,6 +240,20 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
     }
     throw new UnauthorizedError('invalid_token', 'The token is not valid');
   }
+}
+
+/**
+ * The subject a token names beside its user, `undefined` when it names none other. A `sub` that
+ * cannot be a user id (customers' own tokens may carry any `sub`) names none: such a token acts for
+ * its own user only, as before `sub` meant anything. Whether the caller may act for the subject is
+ * the GDPR routes' rule (`functions/domain/privacy/subject.ts`), checked on every use, since a
+ * customer's backend signs tokens without `POST /auth/token`.
+ */
+function subjectClaim(sub: unknown, userId: string): string | undefined {
+  if (typeof sub !== 'string' || sub === userId) return undefined;
+  const parsed = idSchema.safeParse(sub);
+  if (!parsed.success || reservedPrefixOf('user', parsed.data) !== undefined) return undefined;
+  return parsed.data;
 }
 
 /** `Authorization: Bearer <JWT>` → the token, or undefined. */

@@ -56,6 +56,16 @@ const configSchema = z.object({
   RATE_LIMIT_ROOM_CREATION_PER_MINUTE: positiveInt(20),
   /** Push device registrations and web push subscriptions, together, per user per minute. */
   RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: positiveInt(20),
+  /** GDPR export and erasure requests per calling user per minute (both walk every area of the subject's data). */
+  RATE_LIMIT_GDPR_PER_MINUTE: positiveInt(10),
+  /**
+   * A GDPR export up to this many bytes of JSON is the answer's attachment itself; a larger one is
+   * staged in the table and answered with short-lived download links (docs/api.md, "GDPR"). Well
+   * below Lambda's 6 MB answer, which a JSON body's escaping may nearly double.
+   */
+  GDPR_EXPORT_INLINE_MAX_BYTES: positiveInt(2_000_000),
+  /** Seconds a staged export's download links work (and its chunks are kept, plus a minute). */
+  GDPR_EXPORT_LINK_TTL_SECONDS: positiveInt(900),
   WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
   /** Per-attempt timeout of a webhook POST. */
   WEBHOOK_TIMEOUT_MS: positiveInt(5000),

@@ -21,6 +21,12 @@ export const DM_ROOM_ID_PREFIX = 'dm_';
 export const GENERATED_ROOM_ID_PREFIX = 'room_';
 /** An agent speaks as the user `agent:<handle>` and keys its answers to a mention as `agent:<handle>:<eventId>`. */
 export const AGENT_USER_PREFIX = 'agent:';
+/**
+ * What stands for an erased user where a record must keep an author or actor (a message's
+ * tombstone, a task's claimer): no token may name it, so nobody speaks or acts as it.
+ */
+export const ERASED_USER_PREFIX = 'erased:';
+export const ERASED_USER_ID = `${ERASED_USER_PREFIX}user`;
 
 /**
  * Where a client names an id in a namespace the service also derives ids in, the prefixes of the
@@ -33,7 +39,8 @@ export const RESERVED_ID_PREFIXES = {
   room: [DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX],
   clientMessage: [AGENT_USER_PREFIX],
   // A user `agent:<handle>` would post as the agent: its messages would pass for the agent's answers.
-  user: [AGENT_USER_PREFIX],
+  // `erased:user` stands for every erased user: one who took it would own their tombstones.
+  user: [AGENT_USER_PREFIX, ERASED_USER_PREFIX],
 } as const;
 
 /** The reserved prefix `id` begins with, where it begins with one of `kind`'s. */

@@ -16,6 +16,7 @@ import { events } from './events.ts';
 import { messages } from './messages.ts';
 import { notifications } from './notifications.ts';
 import { ops } from './ops.ts';
+import { privacy } from './privacy.ts';
 import { push } from './push.ts';
 import { realtime } from './realtime.ts';
 import { rooms } from './rooms.ts';
@@ -37,7 +38,7 @@ import { webhooks } from './webhooks.ts';
 export * from './types.ts';
 
 /** Every area; each becomes a nested stack that depends on the root stack only, never on another area. */
-export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, notifications, events, digest];
+export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, notifications, events, digest, privacy];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
 export const webSocketRoutes: readonly WebSocketRoute[] = areas.flatMap((area) => area.webSocketRoutes ?? []);

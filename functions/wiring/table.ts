@@ -15,6 +15,11 @@ export const tableSchema = {
   globalSecondaryIndexes: [
     /** Inverted lookups: a user's rooms, a project's public rooms. */
     { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    /**
+     * A user's messages, across rooms (GDPR export and erasure): only message items carry its keys,
+     * written in the message's own put, and an erased message's tombstone drops them.
+     */
+    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
   ],
 } as const;
 

@@ -22,6 +22,8 @@ export type AuthKind =
 /** Project roles carried in the JWT `roles` claim, lowest first. `guest` sits below `member`. */
 export const ROLES = ['guest', 'member', 'moderator', 'admin', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
+/** The roles that may act for another subject than themselves (a token whose `sub` is not its `userId`). */
+export const SUBJECT_ACTING_ROLES: readonly Role[] = ['admin', 'owner'];
 
 /** The client feature flags of the spec; `functions/domain/flags/feature-flags.ts` holds their defaults. */
 export const FEATURE_FLAGS = ['voice_messages', 'reply_suggestions', 'embed_widget', 'reconnect_backoff_fluxy'] as const;
@@ -38,7 +40,8 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_AGENT_INVOKE_PER_MINUTE'
   | 'RATE_LIMIT_ROOM_CREATION_PER_MINUTE'
   | 'RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE'
-  | 'RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE';
+  | 'RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE'
+  | 'RATE_LIMIT_GDPR_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs

@@ -16,6 +16,7 @@ import { tableSchema } from '#wiring/table';
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'existing'> {
   try {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    await addMissingIndexes(client, tableName, Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName ?? '') ?? []);
     if (!Table?.StreamSpecification?.StreamEnabled) {
       await client.send(
         new UpdateTableCommand({
@@ -28,29 +29,17 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
-  const keyAttributes = [
-    tableSchema.partitionKey,
-    tableSchema.sortKey,
-    ...tableSchema.globalSecondaryIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
-  ];
   await client.send(
     new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
       StreamSpecification: { StreamEnabled: true, StreamViewType: tableSchema.streamViewType },
-      AttributeDefinitions: [...new Set(keyAttributes)].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+      AttributeDefinitions: attributeDefinitions(),
       KeySchema: [
         { AttributeName: tableSchema.partitionKey, KeyType: 'HASH' },
         { AttributeName: tableSchema.sortKey, KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: tableSchema.globalSecondaryIndexes.map((index) => ({
-        IndexName: index.indexName,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
+      GlobalSecondaryIndexes: tableSchema.globalSecondaryIndexes.map(indexDefinition),
     }),
   );
   await client.send(
@@ -60,4 +49,36 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     }),
   );
   return 'created';
+}
+
+function attributeDefinitions() {
+  const keyAttributes = [
+    tableSchema.partitionKey,
+    tableSchema.sortKey,
+    ...tableSchema.globalSecondaryIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+  ];
+  return [...new Set(keyAttributes)].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const }));
+}
+
+const indexDefinition = (index: (typeof tableSchema.globalSecondaryIndexes)[number]) => ({
+  IndexName: index.indexName,
+  KeySchema: [
+    { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+    { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+  ],
+  Projection: { ProjectionType: 'ALL' as const },
+});
+
+/** A persisted table from before an index existed gets it (one index per update, as DynamoDB allows). */
+async function addMissingIndexes(client: DynamoDBClient, tableName: string, existing: readonly string[]): Promise<void> {
+  for (const index of tableSchema.globalSecondaryIndexes) {
+    if (existing.includes(index.indexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: attributeDefinitions(),
+        GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
+      }),
+    );
+  }
 }

@@ -119,7 +119,8 @@ export const futureAreas: readonly FutureArea[] = [
     ],
   },
   {
-    id: 'Privacy',
+    // The Privacy area itself has landed (functions/wiring/privacy.ts); this one stands for what it still grows into.
+    id: 'PrivacyRecords',
     summary: 'Data exports, erasure requests, consents and retention',
     auth: 'userOrService',
     collections: [

@@ -79,6 +79,8 @@ describe('secret:signing-key', () => {
   const openersBesideTokenRoutes = [
     'CreateProject',
     'CreateToken',
+    // Verifies a GDPR export link's MAC, keyed with the project's signing secret.
+    'DownloadSubjectExport',
     'GetFeatureFlags',
     'GetVapidPublicKey',
     'PushDispatcher',

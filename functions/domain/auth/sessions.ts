@@ -4,7 +4,7 @@ import { clearSignInFailures } from '#shared/db/sign-in-failures';
 import { findUserCredentials, putUserCredentials, replacePasswordHash, userCredentialsKey } from '#shared/db/user-credentials';
 import { BadRequestError, UnauthorizedError } from '#shared/errors';
 import { refuseReservedId } from '#shared/ids';
-import type { Role } from '#wiring';
+import { type Role, SUBJECT_ACTING_ROLES } from '#wiring';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { checkSignInLock, recordSignInFailure } from './sign-in-lockout';
 
@@ -24,16 +24,29 @@ function tokenLifetime(expiresIn: number | undefined): number {
   return lifetime;
 }
 
-/** Mints a user token for a project whose API key the caller presented. */
+/**
+ * Mints a user token for a project whose API key the caller presented. `sub` names the subject the
+ * GDPR routes act on; it may differ from `userId` only in a token with the admin or owner role (an
+ * admin acting for a subject, `functions/domain/privacy/subject.ts`): a member's token acts for
+ * its own user only, so minting one that names another subject would only mint a token every
+ * GDPR route refuses.
+ */
 export async function issueToken(
   projectId: string,
-  input: { userId: string; roles?: readonly Role[]; expiresIn?: number },
+  input: { userId: string; roles?: readonly Role[]; expiresIn?: number; sub?: string },
 ): Promise<IssuedToken> {
   refuseReservedId('user', input.userId, 'body.userId');
+  if (input.sub !== undefined) refuseReservedId('user', input.sub, 'body.sub');
+  const roles = input.roles ?? ['member'];
+  if (input.sub !== undefined && input.sub !== input.userId && !roles.some((role) => SUBJECT_ACTING_ROLES.includes(role))) {
+    throw new BadRequestError('Only a token with the admin or owner role may name another subject than its user', [
+      { field: 'body.sub', message: 'must equal userId unless roles include admin or owner' },
+    ]);
+  }
   const expiresIn = tokenLifetime(input.expiresIn);
   const project = await loadProject(projectId);
   if (!project) throw new UnauthorizedError('invalid_api_key', 'The project no longer exists');
-  return signUserToken(project, { projectId, userId: input.userId, roles: input.roles ?? ['member'] }, expiresIn);
+  return signUserToken(project, { projectId, userId: input.userId, roles, sub: input.sub }, expiresIn);
 }
 
 /** Sets (or replaces) the password a user signs in with, and the roles their sessions carry. */

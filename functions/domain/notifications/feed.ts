@@ -66,7 +66,7 @@ export async function writeRoomSummaryToMembers(event: DomainEvent<'room.summary
 
 export const FEED_PAGE_MAX = 100;
 
-const toFeedEntry = (item: FeedEntryItem) => ({
+export const toFeedEntry = (item: FeedEntryItem) => ({
   id: item.entryId,
   kind: item.kind,
   roomId: item.roomId,

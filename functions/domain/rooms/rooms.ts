@@ -349,25 +349,36 @@ export async function removeMember(principal: Principal, roomId: string, userId:
   if (!leavingThemselves && !canManageRoom(principal, access) && !hasRole(principal, 'moderator')) {
     throw new ForbiddenError('Only the member, the room owner, a moderator or an admin may remove a member');
   }
-  const membership = await memberships.findMembership(principal.projectId, roomId, userId, { consistent: true });
+  await endMembership(principal.projectId, roomId, userId, actorId(principal));
+}
+
+/**
+ * Ends a membership, whatever the room's type, with the `room.member_left` event: push drops the
+ * roster entry and realtime closes the member's sockets to the room when they handle it
+ * (docs/architecture.md, "Events between areas"). `false` when there was none (or another request
+ * removed it meanwhile, and announced it). The members route checks who may; GDPR erasure calls it
+ * for each of the subject's rooms, dm rooms included.
+ */
+export async function endMembership(projectId: string, roomId: string, userId: string, removedBy: string): Promise<boolean> {
+  const membership = await memberships.findMembership(projectId, roomId, userId, { consistent: true });
+  let ended = false;
   if (membership) {
-    // With the event announcing it: push drops the roster entry and realtime closes the member's
-    // sockets to the room when they handle it (docs/architecture.md, "Events between areas").
-    const left = newEvent('room.member_left', principal.projectId, {
+    const left = newEvent('room.member_left', projectId, {
       roomId,
       userId,
       role: membership.role,
-      removedBy: actorId(principal),
+      removedBy,
       leftAt: new Date().toISOString(),
     });
     try {
-      await transactWrite([memberships.endMembershipPart(principal.projectId, roomId, userId), outboxPut(left)]);
+      await transactWrite([memberships.endMembershipPart(projectId, roomId, userId), outboxPut(left)]);
+      ended = true;
     } catch (error) {
-      // Removed meanwhile by another request, which announced it.
       if (!isConditionFailure(error)) throw error;
     }
   }
-  forgetRoom(principal.projectId, roomId);
+  forgetRoom(projectId, roomId);
+  return ended;
 }
 
 /**

@@ -4,6 +4,12 @@ import { idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 import { expiresInSchema, rolesSchema } from './schemas';
 
-const body = z.strictObject({ userId: idSchema, roles: z.optional(rolesSchema), expiresIn: z.optional(expiresInSchema) });
+const body = z.strictObject({
+  userId: idSchema,
+  roles: z.optional(rolesSchema),
+  expiresIn: z.optional(expiresInSchema),
+  /** The subject the GDPR routes act on; `userId` when absent. */
+  sub: z.optional(idSchema),
+});
 
 export const handler = httpHandler('CreateToken', { body }, async ({ body, caller }) => created(await issueToken(caller.projectId, body)));

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ERASED_USER_ID } from '#shared/ids';
 import * as z from '#shared/schema';
 import { deleteAll, putAll } from './batch';
 import { db, tableName } from './client';
 import { userPk } from './keys';
 import { queryAll } from './query';
+import { isConditionFailure } from './transact';
 
 export const FEED_ENTRY_KINDS = ['mention', 'reply', 'room_summary'] as const;
 export type FeedEntryKind = (typeof FEED_ENTRY_KINDS)[number];
@@ -88,4 +90,24 @@ export async function deleteFeedOfUser(projectId: string, userId: string): Promi
   });
   await deleteAll(keys);
   return keys.length;
+}
+
+/** Empties a feed entry an erased user's message made in another user's feed: no text, the actor `erased:user`. `false` when gone. */
+export async function redactFeedEntry(projectId: string, userId: string, entryId: string): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: feedEntryKey(projectId, userId, entryId),
+        UpdateExpression: 'SET #text = :empty, actorId = :erased',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#text': 'text' },
+        ExpressionAttributeValues: { ':empty': '', ':erased': ERASED_USER_ID },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }

@@ -1,7 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
+import { replaceActor } from './erased-actor';
 import { projectPk } from './keys';
+import { queryAll } from './query';
 import type { TransactPart } from './transact';
 
 /**
@@ -112,3 +114,26 @@ export async function agentTasksByStatus(projectId: string, status: AgentTaskSta
   );
   return Items.map((raw) => agentTaskItem.parse(raw));
 }
+
+/**
+ * The project's tasks a user claimed or resolved: every task of both statuses is read (gsi1, page
+ * after page) and filtered on the two fields, so the cost grows with the project's tasks. Used by
+ * GDPR export and erasure only.
+ */
+export async function agentTasksOfUser(projectId: string, userId: string): Promise<AgentTaskItem[]> {
+  const pages = await Promise.all(
+    AGENT_TASK_STATUSES.map((status) =>
+      queryAll({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :index',
+        FilterExpression: 'claimedBy = :user OR resolvedBy = :user',
+        ExpressionAttributeValues: { ':index': agentTasksIndexKey(projectId, status), ':user': userId },
+      }),
+    ),
+  );
+  return pages.flat().map((raw) => agentTaskItem.parse(raw));
+}
+
+/** The task's claimer and resolver, where they are `userId`, become the erased user. */
+export const forgetAgentTaskActor = (item: AgentTaskItem, userId: string) =>
+  replaceActor(agentTaskKey(item.projectId, item.taskId), item, ['claimedBy', 'resolvedBy'], userId);

@@ -1,6 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
+import { replaceActor } from './erased-actor';
 import { projectPk } from './keys';
 import { queryAll } from './query';
 import { isConditionFailure, type TransactPart } from './transact';
@@ -100,3 +101,6 @@ export async function updateAgentFields(
     throw error;
   }
 }
+
+/** The agent's creator, where it is `userId`, becomes the erased user. */
+export const forgetAgentCreator = (item: AgentItem, userId: string) => replaceActor(item, item, ['createdBy'], userId);

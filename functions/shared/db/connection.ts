@@ -405,3 +405,20 @@ export const repairRoomCounter = (projectId: string, roomId: string, seen: numbe
 /** {@link repairCounter} on the user's counter in the room. */
 export const repairRoomUserCounter = (projectId: string, roomId: string, userId: string, seen: number, live: number) =>
   repairCounter(roomUserCounterKey(projectId, roomId, userId), seen, live);
+
+/**
+ * Deletes what is left of a user's connections once they are closed: their list partition (the
+ * online counter and any entry a lost `$disconnect` left) and their presence counter in each of
+ * `roomIds`. Idempotent; used by GDPR erasure.
+ */
+export async function deleteUserConnectionRecords(projectId: string, userId: string, roomIds: readonly string[]): Promise<void> {
+  const own = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': userConnectionsPk(projectId, userId) },
+    ProjectionExpression: 'pk, sk',
+  });
+  await deleteAll([
+    ...own.map((item) => ({ pk: item.pk, sk: item.sk })),
+    ...roomIds.map((roomId) => roomUserCounterKey(projectId, roomId, userId)),
+  ]);
+}

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
+import { replaceActorOf } from './erased-actor';
 import { projectPk } from './keys';
 
 /** The project's own disposition codes, one item beside the project (the defaults every project has live in code). */
@@ -39,3 +40,7 @@ export async function putProjectDispositions(
   await db.send(new PutCommand({ TableName: tableName, Item: item }));
   return item;
 }
+
+/** The codes' last editor, where it is `userId`, becomes the erased user. */
+export const forgetDispositionsEditor = (projectId: string, userId: string) =>
+  replaceActorOf(dispositionsKey(projectId), ['updatedBy'], userId);

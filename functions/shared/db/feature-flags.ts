@@ -2,6 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import type { FeatureFlag } from '#wiring';
 import { db, tableName } from './client';
+import { replaceActorOf } from './erased-actor';
 import { projectPk } from './keys';
 
 export type FlagOverrides = Partial<Record<FeatureFlag, boolean>>;
@@ -28,3 +29,6 @@ export async function putFlagOverrides(projectId: string, overrides: FlagOverrid
   const item: FeatureFlagsItem = { ...featureFlagsKey(projectId), overrides, updatedBy, updatedAt };
   await db.send(new PutCommand({ TableName: tableName, Item: item }));
 }
+
+/** The overrides' last editor, where it is `userId`, becomes the erased user. */
+export const forgetFlagsEditor = (projectId: string, userId: string) => replaceActorOf(featureFlagsKey(projectId), ['updatedBy'], userId);

@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
+import { replaceActor } from './erased-actor';
 import { HANDOFF_STATES } from './handoff-states';
 import { roomPk } from './keys';
 import type { TransactPart } from './transact';
@@ -89,3 +90,7 @@ export const completeHandoffPart = (projectId: string, roomId: string, handoffId
     },
   },
 });
+
+/** The handoff's taker and completer, where they are `userId`, become the erased user. */
+export const forgetHandoffActor = (item: HandoffItem, userId: string) =>
+  replaceActor(handoffKey(item.projectId, item.roomId), item, ['takenBy', 'completedBy'], userId);

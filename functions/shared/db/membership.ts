@@ -163,3 +163,13 @@ export const isMemberCheck = (projectId: string, roomId: string, userId: string)
 export const isNotMemberCheck = (projectId: string, roomId: string, userId: string): TransactPart => ({
   ConditionCheck: { TableName: tableName, Key: membershipKey(projectId, roomId, userId), ConditionExpression: 'attribute_not_exists(pk)' },
 });
+
+/** Every membership of the user (their rooms and roles), page after page of the membership index. */
+export async function membershipsOfUser(projectId: string, userId: string): Promise<MembershipItem[]> {
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': userRoomsIndexKey(projectId, userId) },
+  });
+  return items.map((raw) => membershipItem.parse(raw));
+}

@@ -1,8 +1,10 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ERASED_USER_ID } from '#shared/ids';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
-import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk } from './keys';
+import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk, userPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
+import { isConditionFailure } from './transact';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -31,6 +33,8 @@ export const messageItem = z.object({
   thread_root: z.optional(z.number().check(z.int())),
   thread_depth: z.optional(z.number().check(z.int())),
   thread_path: z.optional(z.string()),
+  /** Set on a tombstone: when the author's erasure removed the content (docs/api.md, "GDPR"). */
+  erasedAt: z.optional(z.string()),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 
@@ -102,10 +106,15 @@ export async function findMessage(
   return Item ? messageItem.parse(Item) : undefined;
 }
 
+/** The author index (gsi2): a user's messages across rooms, in id (time) order. */
+export const authoredMessagesPk = (projectId: string, userId: string) => `${userPk(projectId, userId)}#AUTHORED`;
+const authoredMessageSk = (roomId: string, messageId: number) => `${messageSk(messageId)}#${roomId}`;
+
 /**
  * Stores a new message, conditional on its id being free so no message ever overwrites another:
  * `false` when the id is taken. A reply is also filed in its thread's partition of gsi1
- * (breadth-first order, replies by parent).
+ * (breadth-first order, replies by parent), and every message under its author in gsi2, in the
+ * same put, so the index costs the send no request (only the index's write).
  */
 export async function putNewMessage(item: MessageItem): Promise<boolean> {
   const threadKeys =
@@ -115,7 +124,68 @@ export async function putNewMessage(item: MessageItem): Promise<boolean> {
           gsi1pk: threadIndexPk(item.projectId, item.roomId, item.thread_root),
           gsi1sk: threadIndexSk({ root: item.thread_root, depth: item.thread_depth ?? 1, path: item.thread_path ?? '' }, item.id),
         };
-  return putIfAbsent({ ...item, ...threadKeys });
+  return putIfAbsent({
+    ...item,
+    ...threadKeys,
+    gsi2pk: authoredMessagesPk(item.projectId, item.userId),
+    gsi2sk: authoredMessageSk(item.roomId, item.id),
+  });
+}
+
+/**
+ * One page (up to `limit`) of the messages `userId` wrote in the project, oldest first, from the
+ * author index; `cursor` is the page's last key, to pass back for the next. Tombstones are no
+ * longer indexed, so an erasure that pages from the start again finds only what it has not erased.
+ */
+export async function authoredMessagesPage(
+  projectId: string,
+  userId: string,
+  options: { limit: number; cursor?: Record<string, unknown> },
+): Promise<{ items: MessageItem[]; cursor?: Record<string, unknown> }> {
+  const { Items = [], LastEvaluatedKey } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :author',
+      ExpressionAttributeValues: { ':author': authoredMessagesPk(projectId, userId) },
+      Limit: options.limit,
+      ExclusiveStartKey: options.cursor,
+    }),
+  );
+  return { items: Items.map((raw) => messageItem.parse(raw)), cursor: LastEvaluatedKey };
+}
+
+/**
+ * Turns the message into a tombstone: content, attachments and clientMessageId go, the author
+ * becomes {@link ERASED_USER_ID}, and it leaves the author index; id, room, parent, thread place,
+ * time and moderation label stay, so replies keep their parent and history its order. Conditional
+ * on the message still being the author's, so a repeat (an erasure resumed) changes nothing:
+ * `false` then.
+ */
+export async function eraseMessageContent(projectId: string, roomId: string, messageId: number, authorId: string): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: messageKey(projectId, roomId, messageId),
+        UpdateExpression:
+          'SET content = :empty, attachments = :none, userId = :erased, clientMessageId = :null, erasedAt = :now REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: 'userId = :author',
+        ExpressionAttributeValues: {
+          ':empty': '',
+          ':none': [],
+          ':erased': ERASED_USER_ID,
+          ':null': null,
+          ':now': new Date().toISOString(),
+          ':author': authorId,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }
 
 /** Reserves `clientMessageId` for `reservation` in its room: `false` when an earlier use holds it. */

@@ -2,7 +2,9 @@ import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { putAll } from './batch';
 import { db, tableName } from './client';
+import { replaceActor, replaceActorOf } from './erased-actor';
 import { projectPk } from './keys';
+import { queryAll } from './query';
 
 /** The project's block list: case-insensitive substrings. */
 export const blockListItem = z.object({
@@ -103,3 +105,22 @@ export function toModerationRecord(item: ModerationRecordItem) {
     createdAt: item.createdAt,
   };
 }
+
+/**
+ * The moderation records of a user's messages: one partition per project, read whole and filtered
+ * on the author, so the cost grows with the project's flags. Used by GDPR export and erasure only.
+ */
+export async function moderationRecordsOfUser(projectId: string, userId: string): Promise<ModerationRecordItem[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    FilterExpression: 'userId = :user',
+    ExpressionAttributeValues: { ':pk': moderationRecordsPk(projectId), ':user': userId },
+  });
+  return items.map((raw) => moderationRecordItem.parse(raw));
+}
+
+/** The record keeps the flag (message, label, reason); its author becomes the erased user. */
+export const forgetModerationRecordAuthor = (item: ModerationRecordItem, userId: string) => replaceActor(item, item, ['userId'], userId);
+
+/** The block list's last editor, where it is `userId`, becomes the erased user. */
+export const forgetBlockListEditor = (projectId: string, userId: string) => replaceActorOf(blockListKey(projectId), ['updatedBy'], userId);

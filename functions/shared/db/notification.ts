@@ -261,3 +261,27 @@ export async function deleteNotificationsOfUser(projectId: string, userId: strin
   await deleteAll(keys);
   return keys.length;
 }
+
+/**
+ * Empties a notification another user's message caused, once that author is erased: title and
+ * body copied the author's id and words. It stays (read state and unread count unchanged) with
+ * a title saying so. `false` when it is gone (expired, or its owner erased it).
+ */
+export async function redactNotification(projectId: string, userId: string, notificationId: string): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: notificationKey(projectId, userId, notificationId),
+        UpdateExpression: 'SET title = :title, body = :empty REMOVE #data',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#data': 'data' },
+        ExpressionAttributeValues: { ':title': 'A message of an erased user', ':empty': '' },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}

@@ -378,3 +378,8 @@ export async function userTargets(projectId: string, userId: string): Promise<Us
   });
   return { items, version };
 }
+
+/** Deletes the user's targets version item: the last of their push partition, once the targets are gone. */
+export async function deleteTargetsVersion(projectId: string, userId: string): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: tableName, Key: targetsVersionKey(projectId, userId) }));
+}

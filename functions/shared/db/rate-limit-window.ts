@@ -1,7 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
+import { deleteAll } from './batch';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { queryAll } from './query';
 
 /**
  * One fixed window of a rate limit: a counter per (bucket, key, window number), gone by TTL once
@@ -37,4 +39,14 @@ export async function countInWindow(projectId: string, bucket: string, key: stri
     }),
   );
   return Number((Attributes as Partial<RateLimitWindowItem> | undefined)?.count ?? 0);
+}
+
+/** Deletes every window of one (bucket, key): a user's counters, when the user is erased. */
+export async function deleteRateLimitWindows(projectId: string, bucket: string, key: string): Promise<void> {
+  const windows = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': rateLimitWindowKey(projectId, bucket, key, 0).pk },
+    ProjectionExpression: 'pk, sk',
+  });
+  await deleteAll(windows.map((item) => ({ pk: item.pk, sk: item.sk })));
 }

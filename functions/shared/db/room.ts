@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { getAll } from './batch';
 import { db, tableName } from './client';
+import { replaceActor } from './erased-actor';
 import { projectPk, roomPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
 import { isConditionFailure } from './transact';
@@ -124,3 +125,7 @@ export async function roomIdsPage(
 /** One page of the project's public room directory. */
 export const publicRoomIdsPage = (projectId: string, page: { after?: string; limit: number }) =>
   roomIdsPage(publicRoomsIndexKey(projectId), page);
+
+/** The room's creator, where it is `userId`, becomes the erased user. */
+export const forgetRoomCreator = (item: RoomItem, userId: string) =>
+  replaceActor(roomKey(item.projectId, item.roomId), item, ['createdBy'], userId);

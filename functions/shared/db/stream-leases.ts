@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
 import { failedConditionParts, isConditionFailure, transactWrite } from './transact';
@@ -102,4 +102,9 @@ export async function dropStreamLeases(projectId: string, userId: string, holder
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
+}
+
+/** Deletes the user's lease item, whatever it holds (idempotent): their streams are closed or end on their own. */
+export async function deleteUserStreamLeases(projectId: string, userId: string): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: tableName, Key: userStreamLeasesKey(projectId, userId) }));
 }

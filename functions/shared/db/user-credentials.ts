@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { userPk } from './keys';
@@ -49,4 +49,9 @@ export async function replacePasswordHash(projectId: string, userId: string, old
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
+}
+
+/** Deletes the user's credentials (idempotent). */
+export async function deleteUserCredentials(projectId: string, userId: string): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: tableName, Key: userCredentialsKey(projectId, userId) }));
 }

@@ -78,10 +78,12 @@ export async function createFixtures(baseUrl: string, operatorKey: string): Prom
 
   const ownerId = uniqueId('owner');
   const memberId = uniqueId('member');
-  const token = (apiKey: string, userId: string, roles: string[]) =>
-    must<{ token: string }>('token', call('/auth/token', { apiKey, body: { userId, roles } }), [201]).then((body) => body.token);
+  const token = (apiKey: string, userId: string, roles: string[], sub?: string) =>
+    must<{ token: string }>('token', call('/auth/token', { apiKey, body: { userId, roles, sub } }), [201]).then((body) => body.token);
+  // The owner acts for a subject of its own on the GDPR routes: erasing the owner itself (the
+  // routes' valid request) would end the memberships every later case stands on.
   const [owner, member, foreignOwner] = await Promise.all([
-    token(a.apiKey, ownerId, ['owner']),
+    token(a.apiKey, ownerId, ['owner'], uniqueId('gdpr-subject')),
     token(a.apiKey, memberId, ['member']),
     token(b.apiKey, ownerId, ['owner']),
   ]);
