@@ -27,6 +27,18 @@ export const GOALS = {
   templateKiB: 800,
 } as const;
 
+/**
+ * Functions held to a larger bundle than `GOALS.bundleKiB`, each with why. The goal is there for cold
+ * starts a user waits on; these run off every request path.
+ */
+export const BUNDLE_ALLOWANCES: Readonly<Record<string, { readonly kib: number; readonly reason: string }>> = {
+  DigestWorker: {
+    kib: 640,
+    reason:
+      'the daily digest worker carries the SES v2 client (its serializers for every SES command come as one module) beside web push and the AI adapter; it runs in queued batches once a day, where some 50 ms more of cold start keeps no user waiting',
+  },
+};
+
 export interface Goal {
   readonly id: string;
   readonly name: string;
