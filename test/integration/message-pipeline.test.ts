@@ -62,6 +62,9 @@ describe('a stored message', () => {
       clientMessageId: 'cm-1',
       createdAt: message.createdAt,
       moderation: null,
+      // The author index (GDPR export and erasure), written in the same put.
+      gsi2pk: `P#${projectId}#U#${alice.userId}#AUTHORED`,
+      gsi2sk: `MSG#${String(message.id).padStart(16, '0')}#${roomId}`,
     });
     const guard = await raw.send(new GetCommand({ TableName: table(), Key: { pk: `P#${projectId}#R#${roomId}#MSGS`, sk: 'CMID#cm-1' } }));
     expect(guard.Item).toMatchObject({ messageId: message.id, createdAt: message.createdAt });

@@ -81,6 +81,9 @@ describe('secret:signing-key', () => {
     'CreateToken',
     // Verifies a GDPR export link's MAC, keyed with the project's signing secret.
     'DownloadSubjectExport',
+    // Sign and verify a digest e-mail's unsubscribe link, keyed from the project's signing secret.
+    'DigestWorker',
+    'UnsubscribeDigestEmail',
     'GetFeatureFlags',
     'GetVapidPublicKey',
     'PushDispatcher',
