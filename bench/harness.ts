@@ -231,7 +231,7 @@ Not measured by \`npm run bench\`: figures taken by hand, kept here by the templ
 | Static checks | 34.2 s in a row (lint 2.6, lint:deps 4.5, typecheck 27.1) | side by side: the longest (typecheck) alone | load 0.3 |
 | \`test/infra/bundle-size.test.ts\` | failed: its \`beforeAll\` (one esbuild run per function, 81 runs) passed its 120 s limit | 30 s: one esbuild run with an entry per function, byte for byte the same bundles | load 7, one after the other |
 | 2 integration + 2 infra files (webhooks-delivery, agents; cfn-lint, deploy-safety) | 292 s in one process | 265 s in two lanes (integration 130 s, infra 265 s); the two integration files took 93 s against 51 s alone | load 8–10, one after the other |
-| Whole vitest phase, fresh clone (CI) | 1,072–1,091 s | not yet measured on a quiet machine | |
+| Whole \`npm test\` | 1,134 s in CI (142 files, one after another) | 952 s with the issue 22 suites (148 files): checks 32 s, then the integration lane 920 s beside unit+infra 416 s and fuzz 289 s; the integration lane is now the critical path | quiet machine, load 0.1 |
 
 The shared development machine ran at load 8–16 while these were taken (other suites were running), so a lane there competes with every other process, not with the other lane alone: the figures show the direction, not the CI wall time. Two whole runs there were stopped: the one before the change after its infra project alone took about 13 minutes, and the one after it at load 15, where time-outs failed tests in both lanes (the CLI synth's 450 s limit, the AI room-summary burst, the 30 s test limit) that pass on a quiet machine.
 `;
