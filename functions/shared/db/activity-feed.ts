@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ERASED_USER_ID } from '#shared/ids';
 import * as z from '#shared/schema';
-import { deleteAll, putAll } from './batch';
+import { deletePartition, putAll } from './batch';
 import { db, tableName } from './client';
 import { userPk } from './keys';
 import { queryAll } from './query';
@@ -83,13 +83,7 @@ export async function feedEntriesOfUser(projectId: string, userId: string): Prom
 
 /** Deletes the user's whole feed (GDPR erasure; idempotent). */
 export async function deleteFeedOfUser(projectId: string, userId: string): Promise<number> {
-  const keys = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': feedPk(projectId, userId) },
-    ProjectionExpression: 'pk, sk',
-  });
-  await deleteAll(keys);
-  return keys.length;
+  return deletePartition(feedPk(projectId, userId));
 }
 
 /** Empties a feed entry an erased user's message made in another user's feed: no text, the actor `erased:user`. `false` when gone. */

@@ -1,5 +1,6 @@
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client';
+import { queryAll } from './query';
 
 type Item = Record<string, unknown>;
 const MAX_ROUNDS = 8;
@@ -12,6 +13,17 @@ export const putAll = (items: readonly Item[]) => writeAll(items.map((Item) => (
 
 /** Deletes keys 25 per request, the same way. */
 export const deleteAll = (keys: readonly Item[]) => writeAll(keys.map((Key) => ({ DeleteRequest: { Key } })));
+
+/** Deletes every item of one partition (an entity's per-user partition, at erasure): how many there were. */
+export async function deletePartition(pk: string): Promise<number> {
+  const keys = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+  });
+  await deleteAll(keys);
+  return keys.length;
+}
 
 async function writeAll(all: readonly WriteRequest[]): Promise<void> {
   for (let start = 0; start < all.length; start += 25) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
-import { deleteAll } from './batch';
+import { deletePartition } from './batch';
 import { db, tableName } from './client';
 import { userPk } from './keys';
 import { NOTIFICATION_KINDS } from './notification-kinds';
@@ -253,13 +253,7 @@ export async function notificationsOfUser(projectId: string, userId: string): Pr
 
 /** Deletes the user's whole inbox: notifications, source markers and the counter (GDPR erasure; idempotent). */
 export async function deleteNotificationsOfUser(projectId: string, userId: string): Promise<number> {
-  const keys = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': notificationsPk(projectId, userId) },
-    ProjectionExpression: 'pk, sk',
-  });
-  await deleteAll(keys);
-  return keys.length;
+  return deletePartition(notificationsPk(projectId, userId));
 }
 
 /**
