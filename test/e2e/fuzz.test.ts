@@ -327,7 +327,9 @@ describe.each(webSocketRoutes.filter((route) => route.routeKey === '$connect').m
             if (outcome.status >= 500) problems.push(`answered ${outcome.status}`);
             if (!isErrorShape(outcome.body))
               problems.push(`a ${outcome.status} whose body is not { error: { code, message } }: ${preview(outcome.body)}`);
-            if (handshake.routed && REFUSED_AUTH.includes(handshake.auth) && outcome.status !== 401) {
+            // A request line past the gateway's 16 KB head limit is refused (431) before any token is read.
+            const headTooLarge = outcome.status === 431 && handshake.url.length > 16 * 1024;
+            if (handshake.routed && REFUSED_AUTH.includes(handshake.auth) && outcome.status !== 401 && !headTooLarge) {
               problems.push(`${handshake.auth} token answered ${outcome.status}, not 401`);
             }
             const writes = await refusalWrites();
@@ -507,6 +509,13 @@ describe('rate limits of the wiring table', () => {
       const socket = await connectWelcomed(fx.quietRoom, fx.tokens.owner, { history: 0, wsUrl: fx.wsUrl });
 
       try {
+        // Arrange: each of the next 30 windows one frame short of the limit (the limiter's own keys), so
+        // two real frames in one window pass it however slowly a loaded machine handles them: three
+        // times the limit sent at once can otherwise spread over windows of a second, each within it.
+        const socketId = socket.ofType('connected')[0]?.socketId;
+        expect(socketId, 'the welcome names the socket').toEqual(expect.any(String));
+        await spendWindows(fx.a.projectId, route.rateLimit as RateLimit, String(socketId), limit - 1, 30);
+
         // Act: three times the limit at once
         const refusal = nextNew(socket, (frame) => frame.type === 'error' && frame.error?.code === 'rate_limited', 20_000);
         for (let i = 0; i < 3 * limit; i++) socket.send({ type: probeType(route) });
@@ -527,6 +536,24 @@ describe('rate limits of the wiring table', () => {
     60_000,
   );
 });
+
+/** Sets the counters of a limit's next `windows` windows for one key to `count` (the limiter's own keys). */
+async function spendWindows(projectId: string, rateLimit: RateLimit, key: string, count: number, windows: number) {
+  const windowSeconds = rateLimit.windowSeconds ?? 60;
+  const first = Math.floor(Date.now() / 1000 / windowSeconds);
+  for (let window = first; window < first + windows; window++) {
+    const itemKey = rateLimitWindowKey(projectId, rateLimit.bucket, key, window);
+    await watch.client.send(
+      new UpdateItemCommand({
+        TableName: runtime.tableName,
+        Key: { pk: { S: itemKey.pk }, sk: { S: itemKey.sk } },
+        UpdateExpression: 'SET #count = :count, #ttl = :ttl',
+        ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':count': { N: String(count) }, ':ttl': { N: String((window + 2) * windowSeconds) } },
+      }),
+    );
+  }
+}
 
 /** Spends a user's whole message budget of one window by setting its counter (the limiter's own key). */
 async function spendMessageWindow(userId: string, window: number) {
