@@ -41,9 +41,11 @@ async function scanTable(): Promise<Item[]> {
 /**
  * Records the erasure documents as staying until their TTL: an outbox event (`EVT#`, 2 days) names
  * the user it announces (the erasure's own `room.member_left` events must, for push and realtime
- * to act on them), and a subscriber's claim on it.
+ * to act on them), a subscriber's claim on it, and a push record (`PUSHREC#`, 30 days: the push
+ * dispatcher may still be delivering one of the subject's messages while the erasure runs).
  */
-const isTransientEventRecord = (item: Item) => String(item.sk).startsWith('EVT#') || String(item.sk).startsWith('DONE#');
+const isTransientEventRecord = (item: Item) =>
+  String(item.sk).startsWith('EVT#') || String(item.sk).startsWith('DONE#') || String(item.pk).includes('#PUSHREC#');
 /** A message turned into a tombstone by the erasure. */
 const isTombstone = (item: Item) => String(item.sk).startsWith('MSG#') && typeof item.erasedAt === 'string';
 /** Rate-limit windows and other counters the suites' own calls move while a test runs. */
