@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { HANDOFF_STATES } from '#shared/db/handoff-states';
 import { MEMBERSHIP_ORIGINS, memberRole } from '#shared/db/member-role';
+import { MESSAGE_CHANGES } from '#shared/db/message-changes';
 import { NOTIFICATION_KINDS } from '#shared/db/notification-kinds';
 import * as z from '#shared/schema';
 import { EVENT_TYPES, type EventType } from '#wiring/event-types';
@@ -37,10 +38,36 @@ export const eventCatalogue = {
   subscription_count: z.object({ ...roomEvent, subscriptionCount: z.number().check(z.int()) }),
   client_event: z.object({ ...roomEvent, event: z.string(), data: z.unknown() }),
   'user.event': z.object({ userId: z.string(), event: z.string(), data: z.unknown() }),
-  // Announced by areas still to come (reports, edits). The spec does not show their payloads; each
-  // producer pins its own when it lands, as room summaries, handoff and membership changes have.
-  'report.created': z.looseObject({ ...roomEvent }),
-  'message.updated': z.looseObject({ ...roomEvent }),
+  /** A member reported a message to the room's moderators (one report per reporter and message). */
+  'report.created': z.object({
+    ...roomEvent,
+    messageId: z.number().check(z.int()),
+    reporterId: z.string(),
+    reportId: z.string(),
+    reason: z.string(),
+    note: z.nullable(z.string()),
+    createdAt: z.string(),
+  }),
+  /**
+   * A stored message changed after it was sent: `change` says how, `userId` who did it (`system`
+   * for a transcript), and the optional fields carry the message's state after the change that
+   * the change concerns (the new content of an edit, the emoji and counts of a reaction, ...).
+   */
+  'message.updated': z.object({
+    ...roomEvent,
+    messageId: z.number().check(z.int()),
+    change: z.enum(MESSAGE_CHANGES),
+    userId: z.string(),
+    at: z.string(),
+    content: z.optional(z.string()),
+    editedAt: z.optional(z.nullable(z.string())),
+    editCount: z.optional(z.number().check(z.int())),
+    deletedAt: z.optional(z.nullable(z.string())),
+    emoji: z.optional(z.string()),
+    reactions: z.optional(z.record(z.string(), z.number().check(z.int()))),
+    pinned: z.optional(z.boolean()),
+    transcript: z.optional(z.nullable(z.string())),
+  }),
   /**
    * A user became a member of a room, on every path: the room's creation (`create`, each member and
    * the creator), `POST /rooms/{roomId}/members` or the service adding an agent (`add`), a
