@@ -10,3 +10,9 @@ export const messageIdParam = z.coerce.number().check(z.int(), z.nonnegative(), 
 
 /** Query integers arrive as strings. */
 export const queryInt = (min: number, max: number) => z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max));
+
+/** A message's routes: the id in the path (its room in the query or body, as ids are unique per room). */
+export const messageParams = z.object({ messageId: messageIdParam });
+export const roomMessageParams = z.object({ roomId: idSchema, messageId: messageIdParam });
+/** `?roomId=` of the message routes without a body. */
+export const roomQuery = z.object({ roomId: idSchema });

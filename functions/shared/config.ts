@@ -58,6 +58,8 @@ const configSchema = z.object({
   RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: positiveInt(20),
   /** GDPR export and erasure requests per calling user per minute (both walk every area of the subject's data). */
   RATE_LIMIT_GDPR_PER_MINUTE: positiveInt(10),
+  /** Message reports (`POST /messages/{messageId}/reports`) a user files per minute. */
+  RATE_LIMIT_REPORTS_PER_MINUTE: positiveInt(10),
   /**
    * A GDPR export up to this many bytes of JSON is the answer's attachment itself; a larger one is
    * staged in the table and answered with short-lived download links (docs/api.md, "GDPR"). Well

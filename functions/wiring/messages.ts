@@ -1,5 +1,5 @@
 import type { Binding } from './bindings.ts';
-import type { Area } from './types.ts';
+import type { Area, RateLimit } from './types.ts';
 
 /**
  * Stores a message and broadcasts it: the table (the message item carries its domain events to the
@@ -7,10 +7,13 @@ import type { Area } from './types.ts';
  */
 export const messageWriter: readonly Binding[] = ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'];
 
-/** Messages, history, imports and moderation of their content. */
+/** Reports a user files per minute (`RATE_LIMIT_REPORTS_PER_MINUTE`). */
+const reportLimit: RateLimit = { bucket: 'reports', per: 'user', setting: 'RATE_LIMIT_REPORTS_PER_MINUTE' };
+
+/** Messages, history, imports, the message lifecycle (edits, deletes, reactions, pins) and moderation. */
 export const messages: Area = {
   id: 'Messages',
-  summary: 'Sending and reading messages, imports and the moderation block list',
+  summary: 'Sending and reading messages, imports, edits, deletes, reactions, pins, reports and the moderation block list',
   httpRoutes: [
     {
       id: 'CreateMessage',
@@ -60,6 +63,99 @@ export const messages: Area = {
       summary: 'Import up to 100 messages',
     },
     {
+      id: 'EditMessage',
+      method: 'PATCH',
+      path: '/messages/{messageId}',
+      handler: 'http/messages/edit-message.ts',
+      auth: 'user',
+      bindings: ['table:read', 'table:write'],
+      summary: 'Edit your message (roomId and the new content in the body)',
+    },
+    {
+      id: 'DeleteMessage',
+      method: 'DELETE',
+      path: '/messages/{messageId}',
+      handler: 'http/messages/delete-message.ts',
+      auth: 'userOrService',
+      bindings: ['table:read', 'table:write'],
+      summary: "Delete a message (?roomId=): the author, the room's owner or a moderator; leaves a tombstone",
+    },
+    {
+      id: 'AddReaction',
+      method: 'PUT',
+      path: '/messages/{messageId}/reactions/{emoji}',
+      handler: 'http/messages/add-reaction.ts',
+      auth: 'user',
+      bindings: ['table:read', 'table:write'],
+      summary: 'React to a message with an emoji (?roomId=)',
+    },
+    {
+      id: 'RemoveReaction',
+      method: 'DELETE',
+      path: '/messages/{messageId}/reactions/{emoji}',
+      handler: 'http/messages/remove-reaction.ts',
+      auth: 'user',
+      bindings: ['table:read', 'table:write'],
+      summary: 'Take your reaction back (?roomId=)',
+    },
+    {
+      id: 'ListPins',
+      method: 'GET',
+      path: '/rooms/{roomId}/pins',
+      handler: 'http/messages/list-pins.ts',
+      auth: 'userOrService',
+      bindings: ['table:read'],
+      summary: "The room's pinned messages",
+    },
+    {
+      id: 'PinMessage',
+      method: 'POST',
+      path: '/rooms/{roomId}/pins/{messageId}',
+      handler: 'http/messages/pin-message.ts',
+      auth: 'userOrService',
+      bindings: ['table:read', 'table:write'],
+      summary: "Pin a message: the room's owner or a moderator",
+    },
+    {
+      id: 'UnpinMessage',
+      method: 'DELETE',
+      path: '/rooms/{roomId}/pins/{messageId}',
+      handler: 'http/messages/unpin-message.ts',
+      auth: 'userOrService',
+      bindings: ['table:read', 'table:write'],
+      summary: "Unpin a message: the room's owner or a moderator",
+    },
+    {
+      id: 'ReportMessage',
+      method: 'POST',
+      path: '/messages/{messageId}/reports',
+      handler: 'http/moderation/report-message.ts',
+      auth: 'user',
+      rateLimit: reportLimit,
+      bindings: ['table:read', 'table:write'],
+      summary: "Report a message to the project's moderators (roomId, reason, note)",
+    },
+    {
+      id: 'ListReports',
+      method: 'GET',
+      path: '/admin/moderation/reports',
+      handler: 'http/moderation/list-reports.ts',
+      auth: 'userOrService',
+      minRole: 'moderator',
+      bindings: ['table:read'],
+      summary: 'Message reports by status, newest first',
+    },
+    {
+      id: 'DecideReport',
+      method: 'PATCH',
+      path: '/admin/moderation/reports/{reportId}',
+      handler: 'http/moderation/decide-report.ts',
+      auth: 'userOrService',
+      minRole: 'moderator',
+      bindings: ['table:read', 'table:write'],
+      summary: 'Resolve or dismiss an open report',
+    },
+    {
       id: 'GetBlockList',
       method: 'GET',
       path: '/admin/moderation/blocklist',
@@ -88,6 +184,20 @@ export const messages: Area = {
       minRole: 'moderator',
       bindings: ['table:read'],
       summary: 'Moderation records written by automatic flags, newest first',
+    },
+  ],
+  eventSubscribers: [
+    {
+      id: 'ReactionCounter',
+      eventTypes: ['message.updated'],
+      handler: 'workers/count-reactions.ts',
+      batchSize: 10,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      visibilityTimeoutSeconds: 180,
+      maxReceiveCount: 5,
+      bindings: ['table:read', 'table:write'],
+      summary: "Recounts a message's reactions from its reaction items, once per message and batch",
     },
   ],
 };

@@ -152,6 +152,18 @@ export const realtime: Area = {
       summary: "A new message in a watched room reaches the watchers' user channels",
     },
     {
+      id: 'MessageUpdateBroadcaster',
+      eventTypes: ['message.updated'],
+      handler: 'workers/broadcast-message-updates.ts',
+      batchSize: 10,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      visibilityTimeoutSeconds: 180,
+      maxReceiveCount: 5,
+      bindings: ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'],
+      summary: "A stored message changed (edit, delete, reaction, pin, transcript): a message_updated frame to the room's sockets",
+    },
+    {
       id: 'RemovedMemberDisconnector',
       eventTypes: ['room.member_left'],
       handler: 'workers/disconnect-removed-members.ts',

@@ -1,5 +1,5 @@
+import { postMessage } from '#domain/messages/commands';
 import { messageFields } from '#domain/messages/message-input';
-import { sendMessage } from '#domain/messages/pipeline';
 import { clientEventTargets, relayClientEvent } from '#domain/realtime/client-events';
 import { findConnection } from '#domain/realtime/connections';
 import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#edge/frames';
@@ -54,12 +54,15 @@ const message: FrameHandler<MessageFrame> = {
       userId: connection.userId,
       roles: connection.roles as Role[],
     };
-    const { message: stored, created } = await sendMessage(
+    const outcome = await postMessage(
       principal,
       { ...input, roomId: socketRoomId },
       { source: 'websocket', connectionId: connection.connectionId },
     );
-    return { type: 'ack', clientMessageId: input.clientMessageId ?? null, created, message: stored };
+    // A slash command stores no message: its ack carries the command's result instead.
+    if (outcome.kind === 'command')
+      return { type: 'ack', clientMessageId: input.clientMessageId ?? null, created: false, command: outcome.result };
+    return { type: 'ack', clientMessageId: input.clientMessageId ?? null, created: outcome.sent.created, message: outcome.sent.message };
   },
 };
 

@@ -2,6 +2,7 @@ import { toAgentTask } from '#domain/ai/agent-tasks';
 import { toAgent } from '#domain/ai/agents';
 import { toHandoff } from '#domain/ai/handoff';
 import { toDigestPreferences } from '#domain/digest/preferences';
+import { recountReactions } from '#domain/messages/reaction-counter';
 import { toFeedEntry } from '#domain/notifications/feed';
 import { toNotification } from '#domain/notifications/inbox';
 import { syncRosters } from '#domain/push/rosters';
@@ -25,6 +26,8 @@ import * as notifications from '#shared/db/notification';
 import * as exports from '#shared/db/privacy-export';
 import * as push from '#shared/db/push';
 import * as rateLimits from '#shared/db/rate-limit-window';
+import * as reactions from '#shared/db/reaction';
+import * as reports from '#shared/db/report';
 import * as rooms from '#shared/db/room';
 import { clearSignInFailures } from '#shared/db/sign-in-failures';
 import * as streamLeases from '#shared/db/stream-leases';
@@ -242,6 +245,33 @@ export const privacyAreas: readonly PrivacyArea[] = [
     id: 'messages',
     export: authoredMessages,
     erase: eraseAuthoredMessages,
+  },
+  {
+    id: 'reactions',
+    export: async ({ projectId, userId }) =>
+      (await reactions.reactionsOfUser(projectId, userId)).map(({ roomId, messageId, emoji, createdAt }) => ({
+        roomId,
+        messageId,
+        emoji,
+        createdAt,
+      })),
+    // The counts on the messages are recounted from what is left, as the reaction counter does.
+    erase: async ({ projectId, userId }) => {
+      const items = await reactions.reactionsOfUser(projectId, userId);
+      await reactions.deleteReactions(items);
+      const touched = new Map(items.map((item) => [`${item.roomId}|${item.messageId}`, item] as const));
+      for (const item of touched.values()) await recountReactions({ projectId, roomId: item.roomId, messageId: item.messageId });
+      return items.length;
+    },
+  },
+  {
+    id: 'reports',
+    export: async ({ projectId, userId }) => (await reports.reportsOfUser(projectId, userId)).map(reports.toReport),
+    erase: async ({ projectId, userId }) => {
+      const items = await reports.reportsOfUser(projectId, userId);
+      await reports.deleteReports(items);
+      return items.length;
+    },
   },
   {
     id: 'moderationFlags',

@@ -8,6 +8,7 @@ const body = z
     name: z.optional(z.nullable(z.string().check(z.trim(), z.minLength(1), z.maxLength(200)))),
     description: z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
     e2eEnabled: z.optional(z.boolean()),
+    allowMemberPins: z.optional(z.boolean()),
   })
   .check(z.refine((patch) => Object.values(patch).some((value) => value !== undefined), 'name at least one field to change'));
 

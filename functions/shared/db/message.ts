@@ -1,10 +1,11 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ERASED_USER_ID } from '#shared/ids';
 import * as z from '#shared/schema';
+import { getAll } from './batch';
 import { db, tableName } from './client';
 import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk, userPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
-import { isConditionFailure } from './transact';
+import { isConditionFailure, type TransactPart } from './transact';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -35,6 +36,20 @@ export const messageItem = z.object({
   thread_path: z.optional(z.string()),
   /** Set on a tombstone: when the author's erasure removed the content (docs/api.md, "GDPR"). */
   erasedAt: z.optional(z.string()),
+  /** The last edit's time and how many edits the message had (its previous versions). */
+  editedAt: z.optional(z.string()),
+  editCount: z.optional(z.number().check(z.int())),
+  /** Set on a tombstone left by `DELETE /messages/{id}`: content and attachments are gone, replies keep their parent. */
+  deletedAt: z.optional(z.string()),
+  deletedBy: z.optional(z.string()),
+  /**
+   * Reaction counts by emoji, recounted from the reaction items by the reaction counter (never
+   * written by a reaction request), and the time its last recount began (see `./reaction`).
+   */
+  reactions: z.optional(z.record(z.string(), z.number().check(z.int()))),
+  reactionsCountedAt: z.optional(z.number()),
+  pinnedAt: z.optional(z.string()),
+  pinnedBy: z.optional(z.string()),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 
@@ -292,6 +307,117 @@ export function toMessage(item: MessageItem) {
     clientMessageId: item.clientMessageId,
     createdAt: item.createdAt,
     moderation: item.moderation,
+    editedAt: item.editedAt ?? null,
+    editCount: item.editCount ?? 0,
+    deletedAt: item.deletedAt ?? null,
+    reactions: item.reactions ?? {},
+    pinned: item.pinnedAt !== undefined,
   };
+}
+
+/** What an edit writes: the new content, its moderation label and when. */
+export interface MessageEdit {
+  readonly content: string;
+  readonly moderation: z.infer<typeof moderationLabel> | null;
+  readonly editedAt: string;
+}
+
+/**
+ * The edit of a message, as a transaction part: only over the version read (`previousEditCount`),
+ * by its author, and never on a tombstone, so the edit count the caller announces is the one stored.
+ */
+export const editMessagePart = (item: MessageItem, edit: MessageEdit): TransactPart => ({
+  Update: {
+    TableName: tableName,
+    Key: messageKey(item.projectId, item.roomId, item.id),
+    UpdateExpression: 'SET content = :content, moderation = :moderation, editedAt = :at, editCount = :count',
+    ConditionExpression:
+      item.editCount === undefined
+        ? 'userId = :author AND attribute_not_exists(deletedAt) AND attribute_not_exists(editCount)'
+        : 'userId = :author AND attribute_not_exists(deletedAt) AND editCount = :previous',
+    ExpressionAttributeValues: {
+      ':content': edit.content,
+      ':moderation': edit.moderation,
+      ':at': edit.editedAt,
+      ':count': (item.editCount ?? 0) + 1,
+      ':author': item.userId,
+      ...(item.editCount === undefined ? {} : { ':previous': item.editCount }),
+    },
+  },
+});
+
+/**
+ * Turns the message into a deletion tombstone, as a transaction part: content, attachments and the
+ * pin go, id, author, parent and thread place stay (replies keep their parent). Conditional on the
+ * message existing and not being a tombstone already.
+ */
+export const tombstoneMessagePart = (
+  projectId: string,
+  roomId: string,
+  messageId: number,
+  deletedAt: string,
+  deletedBy: string,
+): TransactPart => ({
+  Update: {
+    TableName: tableName,
+    Key: messageKey(projectId, roomId, messageId),
+    UpdateExpression: 'SET content = :empty, attachments = :none, deletedAt = :at, deletedBy = :by REMOVE pinnedAt, pinnedBy',
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deletedAt)',
+    ExpressionAttributeValues: { ':empty': '', ':none': [], ':at': deletedAt, ':by': deletedBy },
+  },
+});
+
+/** Marks the message pinned, as a transaction part: only a live message that is not pinned yet. */
+export const pinMessagePart = (projectId: string, roomId: string, messageId: number, pinnedAt: string, pinnedBy: string): TransactPart => ({
+  Update: {
+    TableName: tableName,
+    Key: messageKey(projectId, roomId, messageId),
+    UpdateExpression: 'SET pinnedAt = :at, pinnedBy = :by',
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deletedAt) AND attribute_not_exists(pinnedAt)',
+    ExpressionAttributeValues: { ':at': pinnedAt, ':by': pinnedBy },
+  },
+});
+
+/** Clears the pin, as a transaction part: only a pinned message. */
+export const unpinMessagePart = (projectId: string, roomId: string, messageId: number): TransactPart => ({
+  Update: {
+    TableName: tableName,
+    Key: messageKey(projectId, roomId, messageId),
+    UpdateExpression: 'REMOVE pinnedAt, pinnedBy',
+    ConditionExpression: 'attribute_exists(pinnedAt)',
+  },
+});
+
+/**
+ * Stores a recount of the message's reactions, unless a recount that began later stored its own
+ * first (two counters may recount one message at once): `false` then, or when the message is gone.
+ */
+export async function storeReactionCounts(
+  projectId: string,
+  roomId: string,
+  messageId: number,
+  counts: Record<string, number>,
+  countedAt: number,
+): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: messageKey(projectId, roomId, messageId),
+        UpdateExpression: 'SET reactions = :counts, reactionsCountedAt = :at',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(reactionsCountedAt) OR reactionsCountedAt < :at)',
+        ExpressionAttributeValues: { ':counts': counts, ':at': countedAt },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Messages by id in one room (BatchGet), in no particular order; ids without a message are left out. */
+export async function findMessages(projectId: string, roomId: string, messageIds: readonly number[]): Promise<MessageItem[]> {
+  return (await getAll(messageIds.map((id) => messageKey(projectId, roomId, id)))).map((raw) => messageItem.parse(raw));
 }
 export type Message = ReturnType<typeof toMessage>;

@@ -24,6 +24,8 @@ export const roomItem = z.object({
   e2eEnabled: z.boolean(),
   /** 256-bit base64 key; only ever returned by the e2e-key route. */
   e2eKey: z.string(),
+  /** Members (not only moderators) may pin messages with the `/pin` slash command; off unless set. */
+  allowMemberPins: z.optional(z.boolean()),
   createdBy: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -43,6 +45,7 @@ export function toRoom(item: RoomItem) {
     name: item.name ?? null,
     description: item.description ?? null,
     e2eEnabled: item.e2eEnabled,
+    allowMemberPins: item.allowMemberPins ?? false,
     createdBy: item.createdBy,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
@@ -69,6 +72,7 @@ export interface RoomPatch {
   readonly name?: string | null;
   readonly description?: string | null;
   readonly e2eEnabled?: boolean;
+  readonly allowMemberPins?: boolean;
 }
 
 /** Applies `patch` and moves `updatedAt` on; `undefined` when there is no such room. */
