@@ -28,9 +28,8 @@ beforeAll(async () => {
     body: { url: receiver.url, eventTypes: ['message.updated', 'report.created'] },
   });
   expect(registered.status).toBe(201);
-  [author, member, owner, outsider] = (await Promise.all(
-    ['author', 'member', 'owner', 'outsider'].map((name) => newUser(project, name)),
-  )) as User[];
+  const users = await Promise.all(['author', 'member', 'owner', 'outsider'].map((name) => newUser(project, name)));
+  [author, member, owner, outsider] = users as [User, User, User, User];
   moderator = await newUser(project, 'moderator', ['moderator']);
 });
 

@@ -20,9 +20,10 @@ export const pinItem = z.object({
 export type PinItem = z.infer<typeof pinItem>;
 
 export const roomPinsPk = (projectId: string, roomId: string) => `${roomPk(projectId, roomId)}#PINS`;
+/** Not the message's own `MSG#` sort key: the stream takes every inserted `MSG#` item for a new message. */
 export const pinKey = (projectId: string, roomId: string, messageId: number) => ({
   pk: roomPinsPk(projectId, roomId),
-  sk: messageSk(messageId),
+  sk: `PIN#${String(messageId).padStart(MESSAGE_ID_DIGITS, '0')}`,
 });
 
 export const putPinPart = (projectId: string, pin: Omit<PinItem, 'pk' | 'sk'>): TransactPart => ({
