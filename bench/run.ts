@@ -19,6 +19,8 @@
  *      Soketi, opt-in), and the AWS work per realtime frame
  *  12. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
  *      web push and e-mail stand-ins), DynamoDB requests per user
+ *  13. the message lifecycle: DynamoDB requests per reaction and per edit, and a reaction storm
+ *      (1,000 reactions on one message) with its final counts
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
  *
@@ -32,7 +34,7 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             webhooks, events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
+ *                             lifecycle, webhooks, events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -44,6 +46,7 @@ import { bundles } from './bundles';
 import { digest } from './digest';
 import { events } from './events';
 import { type Bench, type Context, type Goal, machine, type Results, readSettings, renderReport } from './harness';
+import { lifecycle } from './lifecycle';
 import { messageCost } from './message-cost';
 import { notifications } from './notifications';
 import { push } from './push';
@@ -66,6 +69,8 @@ const runOrder: readonly Bench[] = [
   auth,
   // Before the webhook bench starts the consumers, so no subscriber's requests fall into its counts.
   notifications,
+  // Counts its requests with the consumers still off, then starts them for its reaction storm.
+  lifecycle,
   webhooks,
   events,
   push,
@@ -87,6 +92,7 @@ const reportOrder: readonly Bench[] = [
   push,
   ai,
   notifications,
+  lifecycle,
   digest,
   auth,
   synth,

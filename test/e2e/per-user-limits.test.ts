@@ -5,7 +5,7 @@ import { fcmToken, newSubscription } from '../support/push/fixtures';
 
 /**
  * Per-user rate limits of routes that write for the caller and fan out behind the answer (a room,
- * push targets copied into every room of the user), on a runtime of its own whose limits are low
+ * push targets copied into every room of the user) or that reach the moderators (message reports), on a runtime of its own whose limits are low
  * enough to reach: past them a user gets 429 with `Retry-After` and nothing is written, while other
  * users and the API key go on.
  */
@@ -18,7 +18,11 @@ let call: ReturnType<typeof clientOf>;
 beforeAll(async () => {
   local = await startLocalProcess({
     args: ['--in-memory'],
-    env: { RATE_LIMIT_ROOM_CREATION_PER_MINUTE: String(LIMIT), RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: String(LIMIT) },
+    env: {
+      RATE_LIMIT_ROOM_CREATION_PER_MINUTE: String(LIMIT),
+      RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: String(LIMIT),
+      RATE_LIMIT_REPORTS_PER_MINUTE: String(LIMIT),
+    },
   });
   call = clientOf(local.baseUrl);
 }, 60_000);
@@ -79,5 +83,36 @@ describe('RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE', () => {
     }
     expect((await call('/push/devices', { token })).body.devices).toHaveLength(1);
     expect((await call('/push/web/subscriptions', { token })).body.subscriptions).toHaveLength(1);
+  });
+});
+
+describe('RATE_LIMIT_REPORTS_PER_MINUTE', () => {
+  it('refuses a reporter past the limit with 429 and files nothing; another reporter goes on', async () => {
+    // Prepare
+    const [token, other] = [await newToken(), await newToken()];
+    const roomId = `reports-${users}`;
+    await call('/rooms', { apiKey: local.apiKey, body: { id: roomId, type: 'public' } });
+    const ids: number[] = [];
+    for (let index = 0; index <= LIMIT + 1; index++) {
+      ids.push(
+        (await call(`/rooms/${roomId}/messages`, { apiKey: local.apiKey, body: { content: `m${index}`, userId: 'author' } })).body.id,
+      );
+    }
+    const report = (auth: string, id: number | undefined) =>
+      call(`/messages/${id}/reports`, { token: auth, body: { roomId, reason: 'spam' } });
+    await insideOneMinute();
+
+    // Act
+    const admitted = [];
+    for (let index = 0; index < LIMIT; index++) admitted.push(await report(token, ids[index]));
+    const refused = await report(token, ids[LIMIT]);
+    const byOther = await report(other, ids[LIMIT]);
+
+    // Assess
+    expect(admitted.map((answer) => answer.status)).toEqual(Array(LIMIT).fill(201));
+    expect(refused).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(byOther.status).toBe(201);
+    const open = (await call('/admin/moderation/reports', { apiKey: local.apiKey })).body.reports as any[];
+    expect(open.filter((filed) => filed.messageId === ids[LIMIT]).map((filed) => filed.reporterId)).toHaveLength(1);
   });
 });

@@ -1,10 +1,47 @@
 import { expect } from 'vitest';
-import { api } from '../../support/api';
-import { describeTenantMatrix, expectAllNotFound, tenantsBeforeAll } from '../../support/matrices/tenant-driver';
+import { api, uniqueId } from '../../support/api';
+import { describeTenantMatrix, expectAllNotFound, type Tenants, tenantsBeforeAll } from '../../support/matrices/tenant-driver';
 
 /** Project A against project B on the Messages area's routes (messages, imports, moderation); the matrix is `tenant-driver.ts`. */
 
 const tenants = tenantsBeforeAll();
+
+/**
+ * A's attempts at B's message with the same user id as its author: through each of B's rooms (the
+ * room is not found) and through A's own room (the message is not found there).
+ */
+function messageAttempts(
+  t: Tenants,
+  callers: { who: string; auth: { token?: string; apiKey?: string } }[],
+  call: (auth: object, roomId: string) => Promise<any>,
+) {
+  return {
+    throughB: callers.flatMap(({ who, auth }) =>
+      t.bRooms().map((roomId) => ({ label: `${who} ${roomId}`, call: () => call(auth, roomId) })),
+    ),
+    throughA: callers.map(({ who, auth }) => ({ label: `${who} own room`, call: () => call(auth, t.aRoomId) })),
+  };
+}
+
+async function expectMessageUnreachable(t: Tenants, attempts: ReturnType<typeof messageAttempts>) {
+  await expectAllNotFound(attempts.throughB);
+  await expectAllNotFound(attempts.throughA, 'message_not_found');
+  expect(await t.bHistory()).toEqual([t.bMessage]);
+}
+
+const userCallers = (t: Tenants) => t.aUsers().map(({ who, token }) => ({ who, auth: { token } }));
+
+/** A message of B's in a room of its own, reported by B's member: B's moderation queue has a report. */
+async function bReport(t: Tenants): Promise<string> {
+  const roomId = uniqueId('b-reports');
+  await api('/rooms', { apiKey: t.b.apiKey, body: { id: roomId, type: 'group', members: [t.sharedUserId] } });
+  const message = (await api('/messages', { token: t.bMember, body: { roomId, content: 'report me' } })).body;
+  const report = await api(`/messages/${message.id}/reports`, { token: t.bMember, body: { roomId, reason: 'spam' } });
+  expect(report.status).toBe(201);
+  return report.body.id as string;
+}
+const bOpenReports = async (t: Tenants) =>
+  ((await api('/admin/moderation/reports', { apiKey: t.b.apiKey })).body.reports as any[]).map((report) => report.id);
 
 describeTenantMatrix('Messages', tenants, {
   async CreateMessage({ sharedUserId, aAdmin, aMember, bPublicRoomId, bMessage, aRoomId, bRooms, bHistory, bMembers }) {
@@ -122,5 +159,125 @@ describeTenantMatrix('Messages', tenants, {
     expect((await api('/admin/moderation/flags', { apiKey: b.apiKey })).body.flags.map((flag: any) => flag.messageId)).toContain(
       bMessage.id,
     );
+  },
+
+  async EditMessage(t) {
+    // Act + Assess
+    await expectMessageUnreachable(
+      t,
+      messageAttempts(t, userCallers(t), (auth, roomId) =>
+        api(`/messages/${t.bMessage.id}`, { ...auth, method: 'PATCH', body: { roomId, content: 'rewritten by A' } }),
+      ),
+    );
+  },
+
+  async DeleteMessage(t) {
+    // Act + Assess
+    await expectMessageUnreachable(
+      t,
+      messageAttempts(t, t.aCallers(), (auth, roomId) => api(`/messages/${t.bMessage.id}?roomId=${roomId}`, { ...auth, method: 'DELETE' })),
+    );
+  },
+
+  async AddReaction(t) {
+    // Act + Assess
+    await expectMessageUnreachable(
+      t,
+      messageAttempts(t, userCallers(t), (auth, roomId) =>
+        api(`/messages/${t.bMessage.id}/reactions/${encodeURIComponent('👍')}?roomId=${roomId}`, { ...auth, method: 'PUT' }),
+      ),
+    );
+  },
+
+  async RemoveReaction(t) {
+    // Prepare
+    const path = (roomId: string) => `/messages/${t.bMessage.id}/reactions/${encodeURIComponent('🎉')}?roomId=${roomId}`;
+
+    // Act + Assess
+    await expectMessageUnreachable(
+      t,
+      messageAttempts(t, userCallers(t), (auth, roomId) => api(path(roomId), { ...auth, method: 'DELETE' })),
+    );
+  },
+
+  async ListPins({ aCallers, bRooms }) {
+    // Act + Assess
+    await expectAllNotFound(
+      aCallers().flatMap(({ who, auth }) =>
+        bRooms().map((roomId) => ({ label: `${who} ${roomId}`, call: () => api(`/rooms/${roomId}/pins`, auth) })),
+      ),
+    );
+  },
+
+  async PinMessage(t) {
+    // Act + Assess
+    await expectMessageUnreachable(
+      t,
+      messageAttempts(t, t.aCallers(), (auth, roomId) => api(`/rooms/${roomId}/pins/${t.bMessage.id}`, { ...auth, method: 'POST' })),
+    );
+  },
+
+  async UnpinMessage(t) {
+    // Act + Assess
+    await expectAllNotFound(
+      t.aCallers().flatMap(({ who, auth }) =>
+        t.bRooms().map((roomId) => ({
+          label: `${who} ${roomId}`,
+          call: () => api(`/rooms/${roomId}/pins/${t.bMessage.id}`, { ...auth, method: 'DELETE' }),
+        })),
+      ),
+    );
+    await expectAllNotFound(
+      t.aCallers().map(({ who, auth }) => ({
+        label: who,
+        call: () => api(`/rooms/${t.aRoomId}/pins/${t.bMessage.id}`, { ...auth, method: 'DELETE' }),
+      })),
+      'message_not_found',
+    );
+    expect(await t.bHistory()).toEqual([t.bMessage]);
+  },
+
+  async ReportMessage(t) {
+    // Prepare
+    const before = await bOpenReports(t);
+
+    // Act + Assess
+    await expectMessageUnreachable(
+      t,
+      messageAttempts(t, userCallers(t), (auth, roomId) =>
+        api(`/messages/${t.bMessage.id}/reports`, { ...auth, body: { roomId, reason: 'spam' } }),
+      ),
+    );
+    expect(await bOpenReports(t)).toEqual(before);
+  },
+
+  async ListReports(t) {
+    // Prepare
+    const reportId = await bReport(t);
+
+    // Act
+    const lists = await Promise.all(t.aCallers().map(({ auth }) => api('/admin/moderation/reports', auth)));
+
+    // Assess
+    for (const list of lists) {
+      expect(list.status).toBe(200);
+      expect(list.body.reports.map((report: any) => report.id)).not.toContain(reportId);
+    }
+    expect(await bOpenReports(t)).toContain(reportId);
+  },
+
+  async DecideReport(t) {
+    // Prepare
+    const reportId = await bReport(t);
+
+    // Act + Assess
+    await expectAllNotFound(
+      t.aCallers().map(({ who, auth }) => ({
+        label: who,
+        call: () => api(`/admin/moderation/reports/${reportId}`, { ...auth, method: 'PATCH', body: { status: 'dismissed' } }),
+      })),
+      'report_not_found',
+    );
+    expect(await bOpenReports(t)).toContain(reportId);
   },
 });

@@ -11,6 +11,7 @@ import {
   long,
   type RouteRequests,
   set,
+  textVariants,
   type Variant,
 } from '../../support/matrices/validation-driver';
 
@@ -18,11 +19,22 @@ import {
 
 let project: TestProject;
 let adminToken: string;
+let memberToken: string;
 let roomId: string;
+/** The member's messages: one to edit, react to and report; one to pin (reported before, for the moderators' routes); one to delete. */
+let edited: number;
+let pinned: number;
+let deleted: number;
+let reportId: string;
 
 beforeAll(async () => {
-  ({ project, adminToken, roomId } = await createValidationProject('validation-messages'));
+  ({ project, adminToken, memberToken, roomId } = await createValidationProject('validation-messages'));
+  const send = async () => (await api('/messages', { token: memberToken, body: { roomId, content: 'lifecycle' } })).body.id as number;
+  [edited, pinned, deleted] = [await send(), await send(), await send()];
+  reportId = (await api(`/messages/${pinned}/reports`, { token: memberToken, body: { roomId, reason: 'spam' } })).body.id;
 });
+
+const thumb = encodeURIComponent('👍');
 
 /** How to make a request each route of the area accepts. */
 const requests: RouteRequests = {
@@ -77,6 +89,41 @@ const requests: RouteRequests = {
     success: 200,
   },
   ListModerationFlags: { path: () => '/admin/moderation/flags', auth: () => ({ apiKey: project.apiKey }), success: 200 },
+  EditMessage: {
+    path: () => `/messages/${edited}`,
+    auth: () => ({ token: memberToken }),
+    body: () => ({ roomId, content: 'edited' }),
+    success: 200,
+    roomInBody: true,
+  },
+  DeleteMessage: { path: () => `/messages/${deleted}?roomId=${roomId}`, auth: () => ({ token: adminToken }), success: 204 },
+  AddReaction: {
+    path: () => `/messages/${edited}/reactions/${thumb}?roomId=${roomId}`,
+    auth: () => ({ token: memberToken }),
+    success: 201,
+  },
+  RemoveReaction: {
+    path: () => `/messages/${edited}/reactions/${thumb}?roomId=${roomId}`,
+    auth: () => ({ token: memberToken }),
+    success: 204,
+  },
+  ListPins: { path: () => `/rooms/${roomId}/pins`, auth: () => ({ token: memberToken }), success: 200 },
+  PinMessage: { path: () => `/rooms/${roomId}/pins/${pinned}`, auth: () => ({ token: adminToken }), success: 201 },
+  UnpinMessage: { path: () => `/rooms/${roomId}/pins/${pinned}`, auth: () => ({ token: adminToken }), success: 204 },
+  ReportMessage: {
+    path: () => `/messages/${edited}/reports`,
+    auth: () => ({ token: memberToken }),
+    body: () => ({ roomId, reason: 'harassment', note: 'valid' }),
+    success: 201,
+    roomInBody: true,
+  },
+  ListReports: { path: () => '/admin/moderation/reports?status=open&limit=10', auth: () => ({ token: adminToken }), success: 200 },
+  DecideReport: {
+    path: () => `/admin/moderation/reports/${reportId}`,
+    auth: () => ({ token: adminToken }),
+    body: () => ({ status: 'dismissed', note: 'valid' }),
+    success: 200,
+  },
 };
 
 const messageVariants = (withRoom: boolean): Variant[] => [
@@ -152,7 +199,74 @@ const fieldVariants: Record<string, Variant[]> = {
   ],
 };
 
+fieldVariants.EditMessage = [
+  ...idVariants('roomId', true),
+  ...textVariants('content', { required: true, max: 4000 }),
+  ['content with a parent_id', set('parent_id', 1), 'body'],
+];
+fieldVariants.ReportMessage = [
+  ...idVariants('roomId', true),
+  ['reason missing', drop('reason'), 'body.reason'],
+  ['reason not one of the reasons', set('reason', 'boring'), 'body.reason'],
+  ['reason a number', set('reason', 1), 'body.reason'],
+  ...textVariants('note', { max: 1000 }),
+  ['note of spaces only', set('note', '   '), 'body.note'],
+];
+fieldVariants.DecideReport = [
+  ['status missing', drop('status'), 'body.status'],
+  ['status open (a report does not reopen)', set('status', 'open'), 'body.status'],
+  ['status a number', set('status', 1), 'body.status'],
+  ...textVariants('note', { max: 1000 }),
+];
+
 describeValidationMatrix('Messages', requests, fieldVariants);
+
+describe('lifecycle query parameters and emoji', () => {
+  it.each([
+    { name: 'DELETE without roomId', path: () => `/messages/${deleted}`, method: 'DELETE', field: 'query.roomId' },
+    { name: 'DELETE with a bad roomId', path: () => `/messages/${deleted}?roomId=a%23b`, method: 'DELETE', field: 'query.roomId' },
+    { name: 'PUT reaction without roomId', path: () => `/messages/${edited}/reactions/${thumb}`, method: 'PUT', field: 'query.roomId' },
+    {
+      name: 'reaction of two emoji',
+      path: () => `/messages/${edited}/reactions/${encodeURIComponent('👍👍')}?roomId=${roomId}`,
+      method: 'PUT',
+      field: 'path.emoji',
+    },
+    { name: 'reaction of letters', path: () => `/messages/${edited}/reactions/abc?roomId=${roomId}`, method: 'PUT', field: 'path.emoji' },
+    {
+      name: 'reaction of an emoji and text',
+      path: () => `/messages/${edited}/reactions/${encodeURIComponent('👍a')}?roomId=${roomId}`,
+      method: 'DELETE',
+      field: 'path.emoji',
+    },
+    {
+      name: 'reaction shortcode in upper case',
+      path: () => `/messages/${edited}/reactions/${encodeURIComponent(':Fire:')}?roomId=${roomId}`,
+      method: 'PUT',
+      field: 'path.emoji',
+    },
+    { name: 'reports of an unknown status', path: () => '/admin/moderation/reports?status=closed', method: 'GET', field: 'query.status' },
+    { name: 'reports limit 0', path: () => '/admin/moderation/reports?limit=0', method: 'GET', field: 'query.limit' },
+    { name: 'reports limit 101', path: () => '/admin/moderation/reports?limit=101', method: 'GET', field: 'query.limit' },
+  ])('$name → 400 naming $field', async ({ path, method, field }) => {
+    // Act
+    const response = await api(path(), { method, token: adminToken });
+
+    // Assess
+    expectInvalid(response, field);
+  });
+
+  it.each(['👍🏽', '👨‍👩‍👧', '🇫🇷', '❤️', '#️⃣', ':party_parrot:', ':+1:'])('accepts the emoji %s', async (emoji) => {
+    // Act
+    const response = await api(`/messages/${edited}/reactions/${encodeURIComponent(emoji)}?roomId=${roomId}`, {
+      method: 'PUT',
+      token: memberToken,
+    });
+
+    // Assess
+    expect({ status: response.status, emoji: response.body.emoji }).toEqual({ status: 201, emoji });
+  });
+});
 
 describe('query parameters', () => {
   it.each([
