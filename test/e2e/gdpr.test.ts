@@ -93,6 +93,9 @@ async function seedSubject(project: TestProject, userId: string, options: { sock
   const inDm = (await post('/messages', token, { roomId: dmId, content: `dm words ${marker}` })).body;
   const otherMarker = uniqueId('other-said');
   const reply = (await post('/messages', otherToken, { roomId, content: `a reply ${otherMarker}`, parent_id: first.id })).body;
+  const reacted = await api(`/messages/${first.id}/reactions/${encodeURIComponent('👍')}?roomId=${roomId}`, { method: 'PUT', token });
+  const reported = await post(`/messages/${reply.id}/reports`, token, { roomId, reason: 'other', note: `reported by ${marker}` });
+  if (reacted.status !== 201 || reported.status !== 201) throw new Error(`reaction ${reacted.status}, report ${reported.status}`);
   const device = fcmToken();
   await post('/push/devices', token, { platform: 'fcm', token: device });
   const subscription = newSubscription();
@@ -263,6 +266,21 @@ describe('GET /gdpr/export of a subject with data in every area', () => {
     expect(exported.body.moderationFlags).toEqual([expect.objectContaining({ messageId: seeded.flagged.id, matchedTerm: 'gdpr-flagged' })]);
   });
 
+  it('holds the reactions and the reports the subject made', () => {
+    // Assess
+    expect(exported.body.reactions).toEqual([
+      { roomId: seeded.roomId, messageId: seeded.first.id, emoji: '👍', createdAt: expect.any(String) },
+    ]);
+    expect(exported.body.reports).toEqual([
+      expect.objectContaining({
+        messageId: seeded.reply.id,
+        reporterId: seeded.userId,
+        reason: 'other',
+        note: `reported by ${seeded.marker}`,
+      }),
+    ]);
+  });
+
   it('holds devices and web push subscriptions with tokens and endpoints masked', () => {
     // Assess
     expect(exported.body.push.devices).toEqual([expect.objectContaining({ platform: 'fcm' })]);
@@ -415,6 +433,8 @@ describe('DELETE /gdpr/delete', () => {
       connections: 1,
       digest: 1,
       copiesInOthersInboxes: 1,
+      reactions: 1,
+      reports: 1,
       notifications: expect.any(Number),
       activityFeed: 1,
     });
