@@ -175,7 +175,9 @@ through the HTTP routes with warm caches (room access and block list) and the qu
 so only the request's own work counts. A reaction reads the message (eventually consistent) and
 writes its reaction item with its \`message.updated\` event in one transaction; it never writes the
 message item. An edit reads the message (strongly consistent) and writes the edit with its event in
-one transaction, conditional on the version read.
+one transaction, conditional on the version read. The maxima are requests that found a
+per-instance cache expired (\`CACHE_TTL_MS\`): the room and membership (one BatchGetItem) and, for
+an edit, the block list (one GetItem).
 
 ${table(
   ['Request', 'Samples', 'Requests (median)', 'Max', 'Typical sequence', `Goal ≤ ${REQUESTS_GOAL}`],
