@@ -12,6 +12,8 @@ export type {
   FetchLike,
   MemberChange,
   Message,
+  MessageChange,
+  MessageUpdate,
   Presence,
   RoomClient,
   RoomClientEvents,

@@ -13,6 +13,32 @@ export interface Message {
   readonly clientMessageId: string | null;
   readonly createdAt: string;
   readonly moderation: { readonly label: string; readonly reason: string } | null;
+  /** The lifecycle's current state (servers before it leave these out). */
+  readonly editedAt?: string | null;
+  readonly editCount?: number;
+  readonly deletedAt?: string | null;
+  readonly reactions?: Readonly<Record<string, number>>;
+  readonly pinned?: boolean;
+}
+
+/** How a stored message changed (`message_updated` frame; the `message.updated` event's payload). */
+export type MessageChange = 'edited' | 'deleted' | 'reaction_added' | 'reaction_removed' | 'pinned' | 'unpinned' | 'transcribed';
+
+/** A `message_updated` frame: who changed which message how, with the fields the change concerns. */
+export interface MessageUpdate {
+  readonly roomId: string;
+  readonly messageId: number;
+  readonly change: MessageChange;
+  readonly userId: string;
+  readonly at: string;
+  readonly content?: string;
+  readonly editedAt?: string | null;
+  readonly editCount?: number;
+  readonly deletedAt?: string | null;
+  readonly emoji?: string;
+  readonly reactions?: Readonly<Record<string, number>>;
+  readonly pinned?: boolean;
+  readonly transcript?: string | null;
 }
 
 /**
@@ -124,6 +150,8 @@ export interface RoomEvent {
 export interface RoomClientEvents {
   state: (state: ConnectionState, previous: ConnectionState) => void;
   message: (message: Message) => void;
+  /** A stored message was edited, deleted, reacted to, pinned or transcribed (WebSocket only; SSE and polling see it in history). */
+  message_updated: (update: MessageUpdate) => void;
   presence: (presence: Presence) => void;
   member_joined: (change: MemberChange) => void;
   member_left: (change: MemberChange) => void;

@@ -2,7 +2,7 @@ import { ChatError, classify, errorFromFrame, toChatError } from './errors.js';
 import { PresenceTracker } from './presence.js';
 import type { RoomRest } from './rest.js';
 import { type RoomTransport, superseded, type TransportHost } from './transport.js';
-import type { Message, RoomEvent, WebSocketLike } from './types.js';
+import type { Message, MessageUpdate, RoomEvent, WebSocketLike } from './types.js';
 import { connectWebSocket } from './websocket-connect.js';
 import { isMessage, messagesIn } from './wire-messages.js';
 
@@ -182,6 +182,11 @@ export class WebSocketTransport implements RoomTransport {
       case 'event': {
         const { type: _type, ...event } = frame;
         events.emit('event', event as RoomEvent);
+        break;
+      }
+      case 'message_updated': {
+        const { type: _type, ...update } = frame;
+        events.emit('message_updated', update as MessageUpdate);
         break;
       }
       default:
