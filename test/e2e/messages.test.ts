@@ -37,6 +37,11 @@ describe('POST /messages', () => {
       clientMessageId: null,
       createdAt: isoTimestamp,
       moderation: null,
+      editedAt: null,
+      editCount: 0,
+      deletedAt: null,
+      reactions: {},
+      pinned: false,
     });
     expect(Number.isSafeInteger(posted.body.id)).toBe(true);
     expect(Date.parse(posted.body.createdAt)).toBeGreaterThanOrEqual(before - 1000);

@@ -36,6 +36,7 @@ describe('POST /rooms', () => {
       name: 'Team',
       description: 'The team room',
       e2eEnabled: true,
+      allowMemberPins: false,
       createdBy: alice.userId,
       createdAt: isoTimestamp,
       updatedAt: created.body.createdAt,

@@ -35,7 +35,7 @@ const requests: RouteRequests = {
   UpdateRoom: {
     path: () => `/rooms/${roomId}`,
     auth: () => ({ token: adminToken }),
-    body: () => ({ name: 'n', description: 'd', e2eEnabled: false }),
+    body: () => ({ name: 'n', description: 'd', e2eEnabled: false, allowMemberPins: true }),
     success: 200,
   },
   ListRoomMembers: { path: () => `/rooms/${roomId}/members`, auth: () => ({ token: adminToken }), success: 200 },
@@ -83,6 +83,8 @@ const fieldVariants: Record<string, Variant[]> = {
     ['description of 2001 characters', set('description', long(2001)), 'body.description'],
     ['e2eEnabled a string', set('e2eEnabled', 'true'), 'body.e2eEnabled'],
     ['e2eEnabled null', set('e2eEnabled', null), 'body.e2eEnabled'],
+    ['allowMemberPins a string', set('allowMemberPins', 'true'), 'body.allowMemberPins'],
+    ['allowMemberPins null', set('allowMemberPins', null), 'body.allowMemberPins'],
   ],
   AddRoomMember: [
     ...idVariants('userId', true),
