@@ -52,6 +52,8 @@ export default async function setup(project: TestProject) {
       // matrices' GDPR calls as the same few users stay below the limit.
       GDPR_EXPORT_INLINE_MAX_BYTES: '32768',
       RATE_LIMIT_GDPR_PER_MINUTE: '1000',
+      // The attachment suites and matrices upload as the same few users (test/e2e/attachments.test.ts holds the limit).
+      RATE_LIMIT_UPLOADS_PER_MINUTE: '1000',
     },
   });
   project.provide('runtime', {

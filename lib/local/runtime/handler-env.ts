@@ -16,7 +16,7 @@ export function handlerEnv(input: {
   readonly bindings: LocalStandIns;
   readonly settings: Readonly<Record<string, string>>;
 }): Record<string, string> {
-  const { dynamo, sqs, stepFunctions, secrets, ses } = input.standIns;
+  const { dynamo, sqs, stepFunctions, secrets, ses, s3 } = input.standIns;
   return {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: input.credentials.accessKeyId,
@@ -28,6 +28,7 @@ export function handlerEnv(input: {
     AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
     AWS_ENDPOINT_URL_SESV2: ses.endpoint,
+    ...(s3 ? { AWS_ENDPOINT_URL_S3: s3.endpoint } : {}),
     ...bindingVariables(input.bindings),
     // Webhook receivers on one machine live on loopback.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

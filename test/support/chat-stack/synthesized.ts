@@ -148,6 +148,7 @@ export function rootNamesOf(json: TemplateJson, root: Template): Map<string, str
   const output = (name: string) => idOf(outputs[name]?.Value);
   const names = new Map<string, string>([
     [output('TableName'), 'table'],
+    [output('AttachmentsBucketName'), 'attachments bucket'],
     [output('EventTopicArn'), 'event topic'],
     [idOf(json.Resources[output('EventTopicArn')]?.Properties.KmsMasterKeyId), 'event topic key'],
     [output('AlarmTopicArn'), 'alarm topic'],
