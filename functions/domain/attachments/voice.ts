@@ -5,7 +5,7 @@ import { type StoredUpload, storeUpload, type UploadInput } from '#domain/attach
 import { newEvent, outboxPut } from '#domain/events/outbox';
 import { type SendResult, sendMessage } from '#domain/messages/pipeline';
 import { accessRoom } from '#domain/rooms/rooms';
-import { getObject } from '#shared/attachments-bucket';
+import { attachmentsBucket, getObject } from '#shared/attachments-bucket';
 import type { UserPrincipal } from '#shared/auth';
 import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
@@ -41,6 +41,7 @@ export async function sendVoiceMessage(
   input: VoiceMessageInput,
   sourceIp: string,
 ): Promise<SendResult & { upload: StoredUpload }> {
+  attachmentsBucket();
   await accessRoom(principal, input.roomId, { join: false });
   const upload = await storeUpload(principal, input.audio, { audioOnly: true });
   const durationMs = await durationOf(input.audio.bytes, upload.contentType, input.durationMs);

@@ -1,5 +1,5 @@
 import { functionEntries } from '#wiring';
-import { type LocalStandIns, parseBinding } from '#wiring/bindings';
+import { bindingVariable, type LocalStandIns, parseBinding } from '#wiring/bindings';
 import { LOCAL_REGION } from '../sqs-local';
 import type { LocalCredentials } from './credentials';
 import type { StandIns } from './stand-ins';
@@ -50,8 +50,16 @@ function bindingVariables(standIns: LocalStandIns): Record<string, string> {
   return variables;
 }
 
-/** Handlers read `process.env` when first imported, so this runs before any of them loads. */
+/** Every variable a binding of the wiring table can set. */
+const bindingVariableNames = new Set(functionEntries.flatMap((entry) => entry.bindings.map((binding) => bindingVariable(binding))));
+
+/**
+ * Handlers read `process.env` when first imported, so this runs before any of them loads. A binding
+ * this run leaves unset (the attachments bucket with `ATTACHMENTS_ENABLED=false`) must not be found
+ * in the environment the runtime was started from (a test process that talks to another runtime).
+ */
 export function applyToProcess(env: Readonly<Record<string, string>>): void {
+  for (const name of [...bindingVariableNames, 'AWS_ENDPOINT_URL_S3']) if (!(name in env)) delete process.env[name];
   Object.assign(process.env, env);
   // Credentials from the user's AWS profile must not leak into local requests.
   delete process.env.AWS_SESSION_TOKEN;
