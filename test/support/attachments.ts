@@ -64,9 +64,17 @@ export function multipartBody(
 export async function sendBytes(
   path: string,
   body: Buffer,
-  options: { readonly token?: string; readonly contentType?: string; readonly baseUrl?: string; readonly method?: string } = {},
+  options: {
+    readonly token?: string;
+    readonly apiKey?: string;
+    readonly contentType?: string;
+    readonly baseUrl?: string;
+    readonly method?: string;
+    readonly headers?: Record<string, string>;
+  } = {},
 ): Promise<ApiResponse> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey) headers['x-service-api-key'] = options.apiKey;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.contentType) headers['content-type'] = options.contentType;
   const response = await fetch(`${options.baseUrl ?? runtime().baseUrl}${path}`, {

@@ -21,7 +21,9 @@ export const handler = httpHandler('SendVoiceMessage', { query: voiceFields, raw
     filename: request.query.filename,
   });
   const fields = { ...request.query, ...parsePart(voiceFields, file.fields, 'body') };
-  const roomId = parsePart(idSchema, fields.roomId, request.query.roomId === undefined ? 'body.roomId' : 'query.roomId');
+  // Where the caller would put it: a form field beside a multipart file, else the query.
+  const fromForm = request.query.roomId === undefined && /^multipart\//i.test(request.headers['content-type'] ?? '');
+  const roomId = parsePart(idSchema, fields.roomId, fromForm ? 'body.roomId' : 'query.roomId');
   const { message, upload } = await sendVoiceMessage(
     request.user,
     {
