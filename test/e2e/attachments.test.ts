@@ -183,3 +183,27 @@ describe('another project', () => {
     expect(own.status).toBe(302);
   });
 });
+
+describe('GDPR', () => {
+  it("the export lists the subject's uploads, and the erasure deletes them: their links answer 404", async () => {
+    // Prepare
+    const subject = await newUser(project, 'subject', ['admin']);
+    const bystander = await newUser(project);
+    const [first, second, kept] = await Promise.all([
+      upload(subject.token, pngBytes(), 'image/png'),
+      upload(subject.token, pdfBytes(), 'application/pdf'),
+      upload(bystander.token, pngBytes(), 'image/png'),
+    ]);
+
+    // Act
+    const exported = await api('/gdpr/export', { token: subject.token });
+    const erased = await api('/gdpr/delete', { method: 'DELETE', token: subject.token });
+
+    // Assess
+    const paths = [first, second].map((uploaded) => new URL(uploaded.body.url).pathname);
+    expect(exported.body.uploads.map((entry: any) => entry.path).sort()).toEqual(paths.sort());
+    expect(erased.body.steps.uploads).toBe(2);
+    for (const path of paths) expect(await api(path)).toMatchObject({ status: 404, body: { error: { code: 'attachment_not_found' } } });
+    expect((await fetch(kept.body.url, { redirect: 'manual' })).status).toBe(302);
+  });
+});
