@@ -66,7 +66,7 @@ export class ChatStack extends Stack {
       keyRemovalPolicy: config.removalPolicy,
     });
 
-    this.attachments = config.attachmentsEnabled ? new ChatAttachments(this, 'Attachments') : undefined;
+    this.attachments = config.attachmentsEnabled ? new ChatAttachments(this, 'AttachmentStore') : undefined;
 
     const shared: SharedResources = {
       table: this.storage.table,

@@ -148,12 +148,13 @@ export function rootNamesOf(json: TemplateJson, root: Template): Map<string, str
   const output = (name: string) => idOf(outputs[name]?.Value);
   const names = new Map<string, string>([
     [output('TableName'), 'table'],
-    [output('AttachmentsBucketName'), 'attachments bucket'],
     [output('EventTopicArn'), 'event topic'],
     [idOf(json.Resources[output('EventTopicArn')]?.Properties.KmsMasterKeyId), 'event topic key'],
     [output('AlarmTopicArn'), 'alarm topic'],
     [output('DashboardName'), 'dashboard'],
   ]);
+  // Absent with attachmentsEnabled=false.
+  if (outputs.AttachmentsBucketName) names.set(output('AttachmentsBucketName'), 'attachments bucket');
   for (const queue of queues) {
     names.set(output(`${queue.id}QueueUrl`), `${queue.id} queue`);
     names.set(output(`${queue.id}DeadLetterQueueUrl`), `${queue.id} dead-letter queue`);
