@@ -5,10 +5,11 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
+  type S3ClientConfig,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { quietSdkLogger } from '#shared/aws-clients';
+import { sdkClientDefaults } from '#shared/aws-clients';
 import { NotConfiguredError } from '#shared/errors';
 import { bucketDefinitions } from '#wiring/bindings';
 
@@ -18,12 +19,14 @@ import { bucketDefinitions } from '#wiring/bindings';
  * (`/<bucket>/<key>`), not by host name.
  */
 const s3 = new S3Client({
+  // Locally a signer that names the run's key and signs nothing (the stand-in checks no signature;
+  // hashing each body for SigV4 is CPU AWS's own hosts would not charge to the service), as every client here.
+  ...(sdkClientDefaults as Pick<S3ClientConfig, 'signer' | 'logger'>),
   maxAttempts: 3,
   forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3),
   // Objects are put whole (a Buffer, Content-MD5 not needed): no trailing checksums to compute or to check.
   requestChecksumCalculation: 'WHEN_REQUIRED',
   responseChecksumValidation: 'WHEN_REQUIRED',
-  logger: quietSdkLogger,
 });
 
 /** The bound bucket's name, or 503 `attachments_not_configured` when the deployment has none. */

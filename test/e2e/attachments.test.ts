@@ -38,6 +38,19 @@ describe('POST /upload, then the link', () => {
     expect(served.equals(bytes)).toBe(true);
   });
 
+  it('a file just under the limit arrives intact through the base64 event', async () => {
+    // Prepare
+    const bytes = pngBytes(4 * 1024 * 1024 - 200);
+
+    // Act
+    const uploaded = await upload(user.token, bytes, 'image/png');
+    const { bytes: served } = await download(uploaded.body.url);
+
+    // Assess
+    expect(uploaded.body).toMatchObject({ size: bytes.length });
+    expect(served.equals(bytes)).toBe(true);
+  });
+
   it('a multipart file part (a browser form) keeps its bytes and type; its name is sanitized; a PDF downloads', async () => {
     // Prepare
     const bytes = pdfBytes();
