@@ -19,7 +19,8 @@
  *      Soketi, opt-in), and the AWS work per realtime frame
  *  12. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
  *      web push and e-mail stand-ins), DynamoDB requests per user
- *  13. the message lifecycle: DynamoDB requests per reaction and per edit, and a reaction storm
+ *  13. uploads: 1 MiB files through POST /upload beside a direct PutObject to the same S3 stand-in
+ *  14. the message lifecycle: DynamoDB requests per reaction and per edit, and a reaction storm
  *      (1,000 reactions on one message) with its final counts
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
@@ -34,7 +35,7 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             lifecycle, webhooks, events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
+ *                             lifecycle, webhooks, events, push, ai, digest, uploads, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -54,6 +55,7 @@ import { ready } from './ready';
 import { realtime } from './realtime/index';
 import { synth } from './synth';
 import { throughput } from './throughput';
+import { uploads } from './uploads';
 import { Api, BENCH_OPERATOR_KEY, repoRoot, round } from './util';
 import { webhooks } from './webhooks';
 
@@ -76,6 +78,7 @@ const runOrder: readonly Bench[] = [
   push,
   ai,
   digest,
+  uploads,
   realtime,
   bundles,
   ready,
@@ -95,6 +98,7 @@ const reportOrder: readonly Bench[] = [
   lifecycle,
   digest,
   auth,
+  uploads,
   synth,
   realtime,
 ];
@@ -126,6 +130,7 @@ const runtime = await startLocalRuntime({
     RATE_LIMIT_MESSAGES_PER_MINUTE: '100000000',
     RATE_LIMIT_CLIENT_EVENTS_PER_SECOND: '1000000',
     WEBHOOK_RETRY_TIME_SCALE: '0.001',
+    RATE_LIMIT_UPLOADS_PER_MINUTE: '100000000',
   },
 });
 const readyMs = round(performance.now() - readyStarted, 0);

@@ -9,6 +9,7 @@
  */
 
 import { ai } from './ai.ts';
+import { attachments } from './attachments.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
 import { digest } from './digest.ts';
@@ -38,7 +39,21 @@ import { webhooks } from './webhooks.ts';
 export * from './types.ts';
 
 /** Every area; each becomes a nested stack that depends on the root stack only, never on another area. */
-export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, notifications, events, digest, privacy];
+export const areas: readonly Area[] = [
+  ops,
+  auth,
+  rooms,
+  messages,
+  realtime,
+  webhooks,
+  push,
+  ai,
+  notifications,
+  events,
+  digest,
+  privacy,
+  attachments,
+];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
 export const webSocketRoutes: readonly WebSocketRoute[] = areas.flatMap((area) => area.webSocketRoutes ?? []);

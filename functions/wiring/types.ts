@@ -42,7 +42,8 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE'
   | 'RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE'
   | 'RATE_LIMIT_GDPR_PER_MINUTE'
-  | 'RATE_LIMIT_REPORTS_PER_MINUTE';
+  | 'RATE_LIMIT_REPORTS_PER_MINUTE'
+  | 'RATE_LIMIT_UPLOADS_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs

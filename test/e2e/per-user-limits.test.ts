@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOf } from '../support/api';
+import { pngBytes, sendBytes, upload, wavBytes } from '../support/attachments';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 import { fcmToken, newSubscription } from '../support/push/fixtures';
 
 /**
  * Per-user rate limits of routes that write for the caller and fan out behind the answer (a room,
- * push targets copied into every room of the user) or that reach the moderators (message reports), on a runtime of its own whose limits are low
+ * push targets copied into every room of the user), on a runtime of its own whose limits are low
  * enough to reach: past them a user gets 429 with `Retry-After` and nothing is written, while other
  * users and the API key go on.
  */
@@ -21,6 +22,7 @@ beforeAll(async () => {
     env: {
       RATE_LIMIT_ROOM_CREATION_PER_MINUTE: String(LIMIT),
       RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: String(LIMIT),
+      RATE_LIMIT_UPLOADS_PER_MINUTE: String(LIMIT),
       RATE_LIMIT_REPORTS_PER_MINUTE: String(LIMIT),
     },
   });
@@ -83,6 +85,31 @@ describe('RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE', () => {
     }
     expect((await call('/push/devices', { token })).body.devices).toHaveLength(1);
     expect((await call('/push/web/subscriptions', { token })).body.subscriptions).toHaveLength(1);
+  });
+});
+
+describe('RATE_LIMIT_UPLOADS_PER_MINUTE', () => {
+  it('refuses uploads and voice messages past one shared budget with 429 rate_limited, storing nothing; another user goes on', async () => {
+    // Prepare
+    const [token, other] = [await newToken(), await newToken()];
+    await insideOneMinute();
+
+    // Act
+    const admitted = [];
+    for (let index = 0; index < LIMIT; index++) admitted.push(await upload(token, pngBytes(), 'image/png', { baseUrl: local.baseUrl }));
+    const refusedUpload = await upload(token, pngBytes(), 'image/png', { baseUrl: local.baseUrl });
+    const refusedVoice = await sendBytes('/messages/voice?roomId=any-room', wavBytes(0.1), {
+      token,
+      contentType: 'audio/wav',
+      baseUrl: local.baseUrl,
+    });
+    const byOther = await upload(other, pngBytes(), 'image/png', { baseUrl: local.baseUrl });
+
+    // Assess
+    expect(admitted.map((answer) => answer.status)).toEqual(Array(LIMIT).fill(201));
+    expect(refusedUpload).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(refusedVoice).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(byOther.status).toBe(201);
   });
 });
 

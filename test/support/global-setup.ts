@@ -54,6 +54,8 @@ export default async function setup(project: TestProject) {
       RATE_LIMIT_GDPR_PER_MINUTE: '1000',
       // The matrices file many reports as the same few users.
       RATE_LIMIT_REPORTS_PER_MINUTE: '1000',
+      // The attachment suites and matrices upload as the same few users (test/e2e/attachments.test.ts holds the limit).
+      RATE_LIMIT_UPLOADS_PER_MINUTE: '1000',
     },
   });
   project.provide('runtime', {

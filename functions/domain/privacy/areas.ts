@@ -1,6 +1,7 @@
 import { toAgentTask } from '#domain/ai/agent-tasks';
 import { toAgent } from '#domain/ai/agents';
 import { toHandoff } from '#domain/ai/handoff';
+import { eraseUploadsOfUser, uploadsOfUser } from '#domain/attachments/privacy';
 import { toDigestPreferences } from '#domain/digest/preferences';
 import { recountReactions } from '#domain/messages/reaction-counter';
 import { toFeedEntry } from '#domain/notifications/feed';
@@ -272,6 +273,12 @@ export const privacyAreas: readonly PrivacyArea[] = [
       await reports.deleteReports(items);
       return items.length;
     },
+  },
+  {
+    // After `messages`: the tombstones no longer link the files this deletes.
+    id: 'uploads',
+    export: ({ projectId, userId }) => uploadsOfUser(projectId, userId),
+    erase: ({ projectId, userId }) => eraseUploadsOfUser(projectId, userId),
   },
   {
     id: 'moderationFlags',

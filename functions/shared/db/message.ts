@@ -12,6 +12,15 @@ export const moderationLabel = z.object({
   reason: z.string(),
 });
 
+/** What a voice message carries beside its audio attachment; the transcript arrives later (`transcriptStatus`). */
+export const VOICE_TRANSCRIPT_STATUSES = ['none', 'pending', 'done', 'failed'] as const;
+export const voiceFields = z.object({
+  durationMs: z.number().check(z.int()),
+  transcript: z.nullable(z.string()),
+  transcriptStatus: z.enum(VOICE_TRANSCRIPT_STATUSES),
+});
+export type VoiceFields = z.infer<typeof voiceFields>;
+
 /**
  * A message, in its room's message partition, sorted by id. Ids are derived from `createdAt`
  * (milliseconds × 1000 + a sub-millisecond suffix), so id order is history order and a backdated
@@ -50,6 +59,8 @@ export const messageItem = z.object({
   reactionsCountedAt: z.optional(z.number()),
   pinnedAt: z.optional(z.string()),
   pinnedBy: z.optional(z.string()),
+  /** Voice messages only (`POST /messages/voice`). */
+  voice: z.optional(voiceFields),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 
@@ -184,7 +195,7 @@ export async function eraseMessageContent(projectId: string, roomId: string, mes
         TableName: tableName,
         Key: messageKey(projectId, roomId, messageId),
         UpdateExpression:
-          'SET content = :empty, attachments = :none, userId = :erased, clientMessageId = :null, erasedAt = :now REMOVE gsi2pk, gsi2sk',
+          'SET content = :empty, attachments = :none, userId = :erased, clientMessageId = :null, erasedAt = :now REMOVE gsi2pk, gsi2sk, voice',
         ConditionExpression: 'userId = :author',
         ExpressionAttributeValues: {
           ':empty': '',
@@ -296,6 +307,26 @@ export async function threadReplies(projectId: string, roomId: string, rootId: n
   return Items.map((raw) => messageItem.parse(raw));
 }
 
+/**
+ * Writes a voice message's transcript (or its failure, `transcript: null`), once: conditional on the
+ * transcript still pending, so a repeated job, or a message erased meanwhile (its voice fields
+ * gone), fails the condition and writes nothing. One part of the transaction with its event.
+ */
+export const setVoiceTranscriptPart = (projectId: string, roomId: string, messageId: number, transcript: string | null) =>
+  ({
+    Update: {
+      TableName: tableName,
+      Key: messageKey(projectId, roomId, messageId),
+      UpdateExpression: 'SET voice.transcript = :transcript, voice.transcriptStatus = :status',
+      ConditionExpression: 'voice.transcriptStatus = :pending',
+      ExpressionAttributeValues: {
+        ':transcript': transcript,
+        ':status': transcript === null ? 'failed' : 'done',
+        ':pending': 'pending',
+      },
+    },
+  }) satisfies TransactPart;
+
 export function toMessage(item: MessageItem) {
   return {
     id: item.id,
@@ -312,6 +343,7 @@ export function toMessage(item: MessageItem) {
     deletedAt: item.deletedAt ?? null,
     reactions: item.reactions ?? {},
     pinned: item.pinnedAt !== undefined,
+    ...(item.voice ? { voice: item.voice } : {}),
   };
 }
 
