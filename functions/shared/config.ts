@@ -189,6 +189,20 @@ const configSchema = z.object({
   DAILY_DIGEST_ENABLED: z._default(z.stringbool(), false),
   /** Opens of the digest e-mail's unsubscribe link per source IP per minute. */
   RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE: positiveInt(30),
+  /**
+   * The LiveKit-compatible call server clients join with a token of `POST /admin/calls/token`
+   * (`wss://...`). With `CALLS_API_KEY` and the `calls-secret` secret (`CALLS_API_SECRET`) set, tokens
+   * are real; without any of the three, the route answers a stub token (`stub: true`).
+   */
+  CALLS_SERVER_URL: z.optional(z.string().check(z.regex(/^(wss?|https?):\/\/[^/\s]+/, 'must be a ws(s):// or http(s):// URL'))),
+  /** The call server's API key: the `iss` of every call token (its secret is the `calls-secret` secret). */
+  CALLS_API_KEY: z.optional(z.string().check(z.regex(/^\S{1,200}$/, 'must be 1-200 characters without spaces'))),
+  /** Seconds a call token admits a join for (`exp`); a client asks for a new one to rejoin later. */
+  CALLS_TOKEN_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(60), z.maximum(86_400)), 600),
+  /** Call tokens a user may be issued per minute. */
+  RATE_LIMIT_CALL_TOKENS_PER_MINUTE: positiveInt(10),
+  /** Tickets a user may open from rooms per minute. */
+  RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: positiveInt(10),
   /** Digest subscribers read per page (one Query); each page queues its users in jobs of `DIGEST_USERS_PER_JOB`. */
   DIGEST_SUBSCRIBERS_PER_PAGE: positiveInt(500),
   /** Users per digest job (one SQS message, delivered by one worker invocation). */

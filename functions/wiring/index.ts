@@ -11,6 +11,7 @@
 import { ai } from './ai.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
+import { calls } from './calls.ts';
 import { digest } from './digest.ts';
 import { events } from './events.ts';
 import { messages } from './messages.ts';
@@ -20,6 +21,7 @@ import { privacy } from './privacy.ts';
 import { push } from './push.ts';
 import { realtime } from './realtime.ts';
 import { rooms } from './rooms.ts';
+import { support } from './support.ts';
 import type {
   Area,
   EventSubscriber,
@@ -38,7 +40,22 @@ import { webhooks } from './webhooks.ts';
 export * from './types.ts';
 
 /** Every area; each becomes a nested stack that depends on the root stack only, never on another area. */
-export const areas: readonly Area[] = [ops, auth, rooms, messages, realtime, webhooks, push, ai, notifications, events, digest, privacy];
+export const areas: readonly Area[] = [
+  ops,
+  auth,
+  rooms,
+  messages,
+  realtime,
+  webhooks,
+  push,
+  ai,
+  notifications,
+  events,
+  digest,
+  privacy,
+  support,
+  calls,
+];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
 export const webSocketRoutes: readonly WebSocketRoute[] = areas.flatMap((area) => area.webSocketRoutes ?? []);

@@ -41,7 +41,9 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_ROOM_CREATION_PER_MINUTE'
   | 'RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE'
   | 'RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE'
-  | 'RATE_LIMIT_GDPR_PER_MINUTE';
+  | 'RATE_LIMIT_GDPR_PER_MINUTE'
+  | 'RATE_LIMIT_CALL_TOKENS_PER_MINUTE'
+  | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs

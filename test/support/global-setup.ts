@@ -3,6 +3,12 @@ import { startLocalRuntime } from '../../lib/local/runtime';
 import { startOpenAiServer } from './ai/openai-server';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
+/** The LiveKit-compatible call server the shared runtime issues tokens for (no server runs: tokens are verified offline). */
+export const CALLS_SERVER = {
+  url: 'wss://calls.example.test',
+  apiKey: 'APItestcalls',
+  apiSecret: 'test-calls-secret-0123456789abcdefghijklmnopq',
+} as const;
 
 export interface RuntimeInfo {
   readonly baseUrl: string;
@@ -52,6 +58,13 @@ export default async function setup(project: TestProject) {
       // matrices' GDPR calls as the same few users stay below the limit.
       GDPR_EXPORT_INLINE_MAX_BYTES: '32768',
       RATE_LIMIT_GDPR_PER_MINUTE: '1000',
+      // Real call tokens (test/e2e/calls.test.ts verifies them with livekit-server-sdk); the stub
+      // without these settings and the token limit run on a runtime of that file's own.
+      CALLS_SERVER_URL: CALLS_SERVER.url,
+      CALLS_API_KEY: CALLS_SERVER.apiKey,
+      CALLS_API_SECRET: CALLS_SERVER.apiSecret,
+      RATE_LIMIT_CALL_TOKENS_PER_MINUTE: '1000',
+      RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: '1000',
     },
   });
   project.provide('runtime', {
