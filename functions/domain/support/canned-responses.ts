@@ -17,7 +17,9 @@ export const MAX_CANNED_TAG_LENGTH = 32;
 /** A shortcut is typed after `/` in an agent's composer: a word of letters, digits, `_` and `-`. */
 export const CANNED_SHORTCUT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 
-const WRITE_ATTEMPTS = 5;
+/** Of concurrent changes each round lets one through: this many admins changing the list at once all succeed. */
+const WRITE_ATTEMPTS = 10;
+const RETRY_JITTER_MS = 20;
 
 export interface CannedResponseInput {
   readonly title: string;
@@ -44,6 +46,7 @@ async function changeList<T>(
     }
     if (attempt >= WRITE_ATTEMPTS)
       throw new ConflictError('canned_responses_changed', 'The canned responses kept changing during the request; try again');
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * RETRY_JITTER_MS));
   }
 }
 

@@ -40,8 +40,15 @@ export async function addLatencySamples(
     new UpdateCommand({
       TableName: tableName,
       Key: { pk: voiceLatencyPk(projectId), sk: minuteSk(histogram.minute, histogram.kind) },
-      UpdateExpression: `SET kind = :kind, minute = :minute, #ttl = :ttl ADD samples :total, ${entries.map((_, i) => `#b${i} :b${i}`).join(', ')}`,
-      ExpressionAttributeNames: { '#ttl': 'ttl', ...Object.fromEntries(entries.map(([index], i) => [`#b${i}`, `b${index}`])) },
+      UpdateExpression: `SET #kind = :kind, #minute = :minute, #ttl = :ttl ADD #samples :total, ${entries.map((_, i) => `#b${i} :b${i}`).join(', ')}`,
+      // Every name through a placeholder: `kind`, `minute` and `ttl` are among DynamoDB's reserved words.
+      ExpressionAttributeNames: {
+        '#kind': 'kind',
+        '#minute': 'minute',
+        '#ttl': 'ttl',
+        '#samples': 'samples',
+        ...Object.fromEntries(entries.map(([index], i) => [`#b${i}`, `b${index}`])),
+      },
       ExpressionAttributeValues: {
         ':kind': histogram.kind,
         ':minute': histogram.minute,
