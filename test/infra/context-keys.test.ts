@@ -62,6 +62,7 @@ describe('context keys', () => {
       streamReservedConcurrency: 'off',
       digestEmailFrom: 'digest@example.com',
       digestEmailIdentity: 'example.com',
+      callsServerUrl: 'wss://calls.example.com',
       aiReservedConcurrency: 'off',
       ...Object.fromEntries(AI_MODEL_SETTINGS.map((setting) => [setting, 'gpt-4o-mini'])),
       ...Object.fromEntries(Object.values(outboundHosts).map((host) => [host.setting, 'https://provider.example'])),

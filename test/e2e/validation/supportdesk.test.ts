@@ -168,7 +168,7 @@ const fieldVariants: Record<string, Variant[]> = {
   ],
 };
 
-describeValidationMatrix('Support', requests, fieldVariants);
+describeValidationMatrix('SupportDesk', requests, fieldVariants);
 
 describe('query parameters', () => {
   it.each([
