@@ -2,7 +2,7 @@ import type { Area } from './types.ts';
 
 /** The support desk: canned responses, business hours, tickets opened from rooms, and satisfaction surveys (CSAT). */
 export const support: Area = {
-  id: 'SupportDesk',
+  id: 'Support',
   summary: 'Canned responses, business hours, tickets from rooms and CSAT surveys after a solved ticket or a completed handoff',
   httpRoutes: [
     {

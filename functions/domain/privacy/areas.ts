@@ -287,37 +287,6 @@ export const privacyAreas: readonly PrivacyArea[] = [
     },
   },
   {
-    // Tickets stay with the project's support history, made anonymous: the requester becomes the
-    // erased user and the subject (their words) goes; an erased agent leaves their tickets unassigned.
-    id: 'support',
-    export: async ({ projectId, userId }) => {
-      const [requested, assigned, surveys] = await Promise.all([
-        tickets.ticketsRequestedBy(projectId, userId),
-        tickets.ticketsAssignedTo(projectId, userId),
-        csat.surveysOfUser(projectId, userId),
-      ]);
-      return {
-        ticketsRequested: requested.map(toTicket),
-        ticketsAssigned: assigned.map(toTicket),
-        satisfactionSurveys: surveys.map(toSurvey),
-      };
-    },
-    erase: async ({ projectId, userId }) => {
-      const [requested, assigned] = await Promise.all([
-        tickets.ticketsRequestedBy(projectId, userId),
-        tickets.ticketsAssignedTo(projectId, userId),
-      ]);
-      const changed = await Promise.all([
-        ...requested.map((ticket) => tickets.forgetTicketRequester(projectId, ticket.ticketId, userId)),
-        ...assigned.map((ticket) => tickets.forgetTicketAssignee(projectId, ticket.ticketId, userId)),
-        cannedResponses.forgetCannedResponsesEditor(projectId, userId),
-        businessHours.forgetBusinessHoursEditor(projectId, userId),
-      ]);
-      const surveys = await csat.deleteSurveysOfUser(projectId, userId);
-      return changed.filter(Boolean).length + surveys;
-    },
-  },
-  {
     id: 'memberships',
     export: async ({ projectId, userId }) => {
       const own = await memberships.membershipsOfUser(projectId, userId);
@@ -352,6 +321,39 @@ export const privacyAreas: readonly PrivacyArea[] = [
       // One at a time: each is a transaction with its event, and a user may be in many rooms.
       for (const item of own) if (await endMembership(projectId, item.roomId, userId, actor)) ended++;
       return ended;
+    },
+  },
+  {
+    // After `memberships`: a survey the CSAT subscriber makes while the subject is still a member is
+    // deleted here, and once the memberships are gone it makes none. Tickets stay with the project's
+    // support history, made anonymous: the requester becomes the
+    // erased user and the subject (their words) goes; an erased agent leaves their tickets unassigned.
+    id: 'support',
+    export: async ({ projectId, userId }) => {
+      const [requested, assigned, surveys] = await Promise.all([
+        tickets.ticketsRequestedBy(projectId, userId),
+        tickets.ticketsAssignedTo(projectId, userId),
+        csat.surveysOfUser(projectId, userId),
+      ]);
+      return {
+        ticketsRequested: requested.map(toTicket),
+        ticketsAssigned: assigned.map(toTicket),
+        satisfactionSurveys: surveys.map(toSurvey),
+      };
+    },
+    erase: async ({ projectId, userId }) => {
+      const [requested, assigned] = await Promise.all([
+        tickets.ticketsRequestedBy(projectId, userId),
+        tickets.ticketsAssignedTo(projectId, userId),
+      ]);
+      const changed = await Promise.all([
+        ...requested.map((ticket) => tickets.forgetTicketRequester(projectId, ticket.ticketId, userId)),
+        ...assigned.map((ticket) => tickets.forgetTicketAssignee(projectId, ticket.ticketId, userId)),
+        cannedResponses.forgetCannedResponsesEditor(projectId, userId),
+        businessHours.forgetBusinessHoursEditor(projectId, userId),
+      ]);
+      const surveys = await csat.deleteSurveysOfUser(projectId, userId);
+      return changed.filter(Boolean).length + surveys;
     },
   },
   {

@@ -32,7 +32,7 @@ async function newTicket() {
   return (await api('/support/tickets/from-room', { token: tokens.member, body: { roomId } })).body.ticket.ticketId as string;
 }
 
-describeRoleMatrix('SupportDesk', roles, {
+describeRoleMatrix('Support', roles, {
   minRole: {
     ListCannedResponses: {
       minRole: 'member',

@@ -29,7 +29,7 @@ beforeAll(async () => {
 const bCanned = async () => (await api('/support/canned-responses', { apiKey: tenants().b.apiKey })).body.responses;
 const bTickets = async () => (await api('/support/tickets?limit=100', { apiKey: tenants().b.apiKey })).body.tickets;
 
-describeTenantMatrix('SupportDesk', tenants, {
+describeTenantMatrix('Support', tenants, {
   async ListCannedResponses({ aCallers }) {
     for (const { auth } of aCallers()) {
       const listed = await api('/support/canned-responses', auth);

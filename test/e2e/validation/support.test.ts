@@ -168,7 +168,7 @@ const fieldVariants: Record<string, Variant[]> = {
   ],
 };
 
-describeValidationMatrix('SupportDesk', requests, fieldVariants);
+describeValidationMatrix('Support', requests, fieldVariants);
 
 describe('query parameters', () => {
   it.each([

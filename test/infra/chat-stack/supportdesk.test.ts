@@ -1,4 +1,0 @@
-import { describeAreaStack } from '../../support/chat-stack/area-suite.ts';
-
-/** The SupportDesk area's nested stack against its entries in the wiring table (checks: `area-suite.ts`). */
-describeAreaStack('SupportDesk');
