@@ -19,6 +19,7 @@
  *      Soketi, opt-in), and the AWS work per realtime frame
  *  12. the daily digest: users per second through an admin run of 5,000 subscribers (in-app,
  *      web push and e-mail stand-ins), DynamoDB requests per user
+ *  13. uploads: 1 MiB files through POST /upload beside a direct PutObject to the same S3 stand-in
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
  *
@@ -32,7 +33,7 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             webhooks, events, push, ai, digest, realtime, bundles, ready, synth) and print their sections instead of
+ *                             webhooks, events, push, ai, digest, uploads, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,7 @@ import { ready } from './ready';
 import { realtime } from './realtime/index';
 import { synth } from './synth';
 import { throughput } from './throughput';
+import { uploads } from './uploads';
 import { Api, BENCH_OPERATOR_KEY, repoRoot, round } from './util';
 import { webhooks } from './webhooks';
 
@@ -71,6 +73,7 @@ const runOrder: readonly Bench[] = [
   push,
   ai,
   digest,
+  uploads,
   realtime,
   bundles,
   ready,
@@ -89,6 +92,7 @@ const reportOrder: readonly Bench[] = [
   notifications,
   digest,
   auth,
+  uploads,
   synth,
   realtime,
 ];
@@ -120,6 +124,7 @@ const runtime = await startLocalRuntime({
     RATE_LIMIT_MESSAGES_PER_MINUTE: '100000000',
     RATE_LIMIT_CLIENT_EVENTS_PER_SECOND: '1000000',
     WEBHOOK_RETRY_TIME_SCALE: '0.001',
+    RATE_LIMIT_UPLOADS_PER_MINUTE: '100000000',
   },
 });
 const readyMs = round(performance.now() - readyStarted, 0);

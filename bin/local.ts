@@ -36,6 +36,7 @@ const settingNames = [
   'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE',
   'DAILY_DIGEST_ENABLED',
   'DIGEST_EMAIL_FROM',
+  'ATTACHMENTS_ENABLED',
 ];
 const env = Object.fromEntries(settingNames.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
 

@@ -35,7 +35,11 @@ const checks: Step[] = ['lint', 'lint:deps', 'typecheck'].map((script) => ({
  * settings: they run in the second lane, in a vitest process of their own (which starts its own
  * shared runtime, so that they see the same settings as under `npx vitest run`).
  */
-const ownRuntimeFiles = ['test/e2e/fuzz.test.ts'];
+const ownRuntimeFiles = [
+  'test/e2e/fuzz.test.ts',
+  // Three `npm start` processes (a restart, a runtime without the bucket): about 80 s, off the critical path.
+  'test/e2e/attachments-runtime.test.ts',
+];
 
 /** Two lanes side by side; the steps of a lane one after another. */
 const lanes: Step[][] = [

@@ -19,6 +19,8 @@ export interface HttpRequest<Body, Query, Params> {
   readonly query: Query;
   readonly params: Params;
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The body's bytes as the client sent them (API Gateway base64-encodes binary ones), for routes whose schemas say `rawBody`. */
+  readonly rawBody: Buffer;
   readonly sourceIp: string;
   readonly traceId: string;
   /** The authenticated caller; throws on routes with `auth: 'none' | 'operator'`. */
@@ -81,6 +83,7 @@ export function httpHandler<
       const result = await run({
         ...input,
         headers: event.headers ?? {},
+        rawBody: Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8'),
         sourceIp: sourceIpOf(event),
         traceId: context.traceId,
         get caller(): Principal {

@@ -203,6 +203,37 @@ const configSchema = z.object({
   RATE_LIMIT_CALL_TOKENS_PER_MINUTE: positiveInt(10),
   /** Tickets a user may open from rooms per minute. */
   RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: positiveInt(10),
+  /**
+   * Largest file `POST /upload` and `POST /messages/voice` take, in bytes. Lambda's synchronous
+   * request payload is 6 MB (6,291,456 bytes) and API Gateway hands it a binary body base64-encoded
+   * (4 bytes per 3): 5 MB of file would be 6.99 MB in the event, so the default is 4 MiB (5.59 MB
+   * encoded), which leaves room for the event's headers and a multipart envelope.
+   */
+  ATTACHMENTS_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.positive(), z.maximum(4_500_000)), 4_194_304),
+  /** Comma list of the content types an upload may declare (parameters such as `charset` aside). */
+  ATTACHMENTS_ALLOWED_TYPES: z.pipe(
+    z._default(
+      z.string(),
+      'image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,text/csv,text/markdown,audio/mpeg,audio/mp4,audio/ogg,audio/webm,audio/wav',
+    ),
+    z.pipe(
+      z.transform((value: string) =>
+        value
+          .split(',')
+          .map((type) => type.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+      z.array(z.string().check(z.regex(/^[a-z0-9][a-z0-9.+-]*\/[a-z0-9][a-z0-9.+-]*$/))).check(z.minLength(1)),
+    ),
+  ),
+  /** Seconds the presigned S3 URL an attachment link redirects to works. */
+  ATTACHMENTS_LINK_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.positive(), z.maximum(3600)), 300),
+  /** Uploads and voice messages, together, per user per minute. */
+  RATE_LIMIT_UPLOADS_PER_MINUTE: positiveInt(30),
+  /** Longest voice message, measured or given (`durationMs`). */
+  VOICE_MAX_DURATION_MS: positiveInt(600_000),
+  /** Model of voice message transcripts (OpenAI-compatible `/audio/transcriptions`). */
+  AI_TRANSCRIPTION_MODEL: z._default(modelName, 'whisper-1'),
   /** Digest subscribers read per page (one Query); each page queues its users in jobs of `DIGEST_USERS_PER_JOB`. */
   DIGEST_SUBSCRIBERS_PER_PAGE: positiveInt(500),
   /** Users per digest job (one SQS message, delivered by one worker invocation). */

@@ -47,6 +47,15 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'The VAPID public key route names no project: send a user token, `?projectId=` or `X-Service-Project-Id`',
   },
+  empty_upload: { status: 400, meaning: 'An upload (`POST /upload`, `POST /messages/voice`) without any bytes' },
+  invalid_multipart: {
+    status: 400,
+    meaning: 'A `multipart/form-data` upload that does not parse, or holds no file part or more than one',
+  },
+  voice_duration_unknown: {
+    status: 400,
+    meaning: 'A voice message whose duration cannot be read from the audio and was not given (`durationMs`)',
+  },
   invalid_path: { status: 400, meaning: 'A path with a malformed percent-encoding', only: 'local' },
   bad_request: { status: 400, meaning: 'A request that is not valid HTTP', only: 'local' },
   missing_credentials: {
@@ -85,6 +94,7 @@ export const ERROR_CODES = {
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },
   subscription_not_found: { status: 404, meaning: 'No such web push subscription of the caller' },
   push_not_found: { status: 404, meaning: 'No such push to acknowledge' },
+  attachment_not_found: { status: 404, meaning: 'No such attachment (a link that was never made, or an erased upload)' },
   notification_not_found: { status: 404, meaning: "No such notification in the caller's inbox (another user's, or expired)" },
   canned_response_not_found: { status: 404, meaning: 'No such canned response in the project' },
   ticket_not_found: { status: 404, meaning: 'No such support ticket in the project' },
@@ -117,6 +127,15 @@ export const ERROR_CODES = {
   ticket_changed: { status: 409, meaning: 'The ticket changed during the request; read it again and retry' },
   survey_answered: { status: 409, meaning: 'The satisfaction survey was answered already (once only)' },
   payload_too_large: { status: 413, meaning: 'A body over 1 MiB (a client event frame over its own limit)' },
+  upload_too_large: { status: 413, meaning: 'A file over `ATTACHMENTS_MAX_BYTES` (4 MiB by default); the message names the limit' },
+  unsupported_media_type: {
+    status: 415,
+    meaning: 'An upload whose declared `Content-Type` is not in `ATTACHMENTS_ALLOWED_TYPES` (the message lists them), or audio expected',
+  },
+  content_type_mismatch: {
+    status: 415,
+    meaning: "An upload whose bytes are not what its `Content-Type` declares (sniffed from the file's signature; text must be UTF-8)",
+  },
   headers_too_large: { status: 431, meaning: 'A request line and headers over 16 KB', only: 'local' },
   rate_limited: {
     status: 429,
@@ -130,6 +149,10 @@ export const ERROR_CODES = {
   ai_bad_response: { status: 502, meaning: "The AI provider's answer was unusable (no text, too large, not JSON)" },
   bad_gateway: { status: 502, meaning: 'A handler failed before it could answer', only: 'local' },
   ai_not_configured: { status: 503, meaning: 'AI is not configured on this service (`AI_BASE_URL` unset)' },
+  attachments_not_configured: {
+    status: 503,
+    meaning: 'No attachments bucket is bound (deployed with `attachmentsEnabled=false`, or locally `ATTACHMENTS_ENABLED=false`)',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

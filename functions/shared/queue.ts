@@ -37,6 +37,22 @@ export async function sendRoomSummaryJob(job: {
   await sendBatches(bound('queue:RoomSummary'), [{ body: job, attributes: {} }]);
 }
 
+/** One voice message to transcribe (`functions/domain/attachments/voice.ts`): where its audio is. */
+export interface TranscriptionJob {
+  readonly projectId: string;
+  readonly roomId: string;
+  readonly messageId: number;
+  /** The audio's key in the attachments bucket. */
+  readonly key: string;
+  readonly contentType: string;
+  readonly filename: string;
+}
+
+/** Queues a voice message's transcript, off the request path. */
+export async function sendTranscriptionJob(job: TranscriptionJob): Promise<void> {
+  await sendBatches(bound('queue:Transcription'), [{ body: job, attributes: {} }]);
+}
+
 /** Sends daily digest jobs (`functions/domain/digest/run.ts`) to the digest workers. */
 export async function sendDigestJobs(jobs: readonly object[]): Promise<void> {
   await sendBatches(

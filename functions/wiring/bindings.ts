@@ -13,6 +13,7 @@
 import type { WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { Grant } from 'aws-cdk-lib/aws-iam';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -104,7 +105,30 @@ export type Binding =
   | 'connections:manage'
   | `outbound:${OutboundHostId}`
   | 'email:digest'
-  | 'link:api';
+  | 'link:api'
+  | `bucket:${BucketId}:${'read' | 'write'}`;
+
+/**
+ * The S3 buckets of the service. A deployment may leave one out (its `enabledBy` setting `false`):
+ * bound functions then get no variable and answer 503 with the bucket's `missingCode`.
+ */
+export const bucketDefinitions = {
+  attachments: {
+    variable: 'ATTACHMENTS_BUCKET',
+    enabledBy: 'ATTACHMENTS_ENABLED',
+    summary: 'Uploaded files and voice messages (POST /upload, POST /messages/voice)',
+  },
+} as const;
+export type BucketId = keyof typeof bucketDefinitions;
+
+/**
+ * S3 actions per direction on the bucket's objects. `read` lists too (the GDPR export lists a
+ * subject's uploads under their prefix); `write` deletes (GDPR erasure) and lists what it deletes.
+ */
+export const bucketActions = {
+  read: { objects: ['s3:GetObject'], bucket: ['s3:ListBucket'] },
+  write: { objects: ['s3:PutObject', 's3:DeleteObject', 's3:GetObject'], bucket: ['s3:ListBucket'] },
+} as const;
 
 /** The AWS resources bindings name, as the stack building a function sees them (shared or of its own area). */
 export interface BoundResources {
@@ -118,6 +142,8 @@ export interface BoundResources {
   readonly webSocketStage: WebSocketStage;
   /** The HTTP API's base URL (its `$default` stage), for links the service writes into what it sends. */
   readonly httpApiUrl: string;
+  /** A bucket of the service; `undefined` when the deployment leaves it out. */
+  bucket(id: BucketId): IBucket | undefined;
 }
 
 /** How a kind grants: everything a grant needs, handed in by `ChatFunction.bind`. */
@@ -127,8 +153,11 @@ export interface GrantContext {
   readonly settings: Readonly<Record<string, string | undefined>>;
   /** The function, for L2 grant methods (`queue.grantSendMessages(context.grantee)`). */
   readonly grantee: import('aws-cdk-lib/aws-iam').IGrantable;
-  /** Adds one statement allowing exactly `actions` on exactly `resourceArns` to the function's role. */
-  allow(actions: readonly string[], resourceArns: readonly string[]): void;
+  /**
+   * Adds one statement allowing exactly `actions` on exactly `resourceArns` to the function's role;
+   * `wildcardReason` acknowledges the cdk-nag findings of the wildcards in those ARNs (objects of one bucket).
+   */
+  allow(actions: readonly string[], resourceArns: readonly string[], wildcardReason?: string): void;
   /** Acknowledges the cdk-nag wildcard findings (resources, actions) of an L2 grant that cannot avoid them, with the reason. */
   acknowledgeWildcards(grant: Grant, reason: string): void;
   /** Acknowledges one cdk-nag finding on the function's role, with the reason. */
@@ -150,6 +179,8 @@ export interface LocalStandIns {
   readonly settings: Readonly<Record<string, string | undefined>>;
   /** Base URL of the local gateway, which serves the HTTP API. */
   readonly apiBaseUrl: string;
+  /** The S3 stand-in's bucket names; a bucket the runtime did not create is absent. */
+  readonly buckets: Readonly<Partial<Record<BucketId, string>>>;
 }
 
 interface BindingKind {
@@ -285,6 +316,29 @@ export const bindingKinds = {
     variable: () => 'PUBLIC_API_URL',
     grant: (_, { resources }) => resources.httpApiUrl,
     local: (_, standIns) => standIns.settings.PUBLIC_API_URL ?? standIns.apiBaseUrl,
+  },
+  bucket: {
+    summary:
+      'One S3 bucket: read (GetObject on its objects, ListBucket on it) or write (also PutObject, DeleteObject); unset when the deployment leaves the bucket out',
+    accepts: (parameter) => {
+      const [bucketId, access, ...rest] = parameter.split(':');
+      return rest.length === 0 && bucketId !== undefined && bucketId in bucketDefinitions && (access === 'read' || access === 'write');
+    },
+    variable: (parameter) => bucketDefinitions[parameter.split(':')[0] as BucketId].variable,
+    grant(parameter, { resources, allow }) {
+      const [bucketId, access] = parameter.split(':') as [BucketId, 'read' | 'write'];
+      const bucket = resources.bucket(bucketId);
+      if (!bucket) return undefined;
+      // Explicit statements rather than bucket.grantReadWrite, which adds s3:*Object*, Abort and tagging actions too.
+      allow(
+        bucketActions[access].objects,
+        [bucket.arnForObjects('*')],
+        "Objects of this one bucket: their keys are made at run time (a project's prefix, an unguessable id), so the ARN cannot name them.",
+      );
+      allow(bucketActions[access].bucket, [bucket.bucketArn]);
+      return bucket.bucketName;
+    },
+    local: (parameter, standIns) => standIns.buckets[parameter.split(':')[0] as BucketId],
   },
 } as const satisfies Record<string, BindingKind>;
 

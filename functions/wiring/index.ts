@@ -9,6 +9,7 @@
  */
 
 import { ai } from './ai.ts';
+import { attachments } from './attachments.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
 import { calls } from './calls.ts';
@@ -53,6 +54,7 @@ export const areas: readonly Area[] = [
   events,
   digest,
   privacy,
+  attachments,
   support,
   calls,
 ];

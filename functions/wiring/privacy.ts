@@ -20,7 +20,8 @@ export const privacy: Area = {
       auth: 'user',
       minRole: 'member',
       rateLimit: gdprLimit,
-      bindings: ['table:read', 'table:write'],
+      // The subject's uploads are listed from the attachments bucket.
+      bindings: ['table:read', 'table:write', 'bucket:attachments:read'],
       timeoutSeconds: 29,
       summary: "The token subject's data as a JSON attachment, or signed links to its staged parts when large (admins: any subject)",
     },
@@ -43,7 +44,7 @@ export const privacy: Area = {
       minRole: 'admin',
       rateLimit: gdprLimit,
       // Closes the subject's sockets (the management API) and ends memberships with their events.
-      bindings: messageWriter,
+      bindings: [...messageWriter, 'bucket:attachments:write'],
       timeoutSeconds: 29,
       summary: "Erase the token subject's data within the project (resumable, idempotent); owner or admin",
     },

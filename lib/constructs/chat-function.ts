@@ -8,7 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type Binding, type BoundResources, type GrantContext, parseBinding } from '#wiring/bindings';
 import { bundlingLogRequested } from '../bundling-log.ts';
-import { acknowledgeWildcardResources } from './nag.ts';
+import { acknowledgeWildcardResources, acknowledgeWildcardStatements } from './nag.ts';
 
 /** Repository root: the esbuild project root, where `package.json` ("imports" aliases) and the lock file live. */
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -191,8 +191,10 @@ export class ChatFunction extends NodejsFunction {
       resources,
       settings,
       grantee: this,
-      allow: (actions, resourceArns) => {
-        this.addToRolePolicy(new PolicyStatement({ actions: [...actions], resources: [...resourceArns] }));
+      allow: (actions, resourceArns, wildcardReason) => {
+        const statement = new PolicyStatement({ actions: [...actions], resources: [...resourceArns] });
+        this.addToRolePolicy(statement);
+        if (wildcardReason) acknowledgeWildcardStatements(this.executionRole, [statement], wildcardReason);
       },
       acknowledgeWildcards: (grant, reason) => acknowledgeWildcardResources(this.executionRole, grant, reason),
       acknowledgeFinding: (id, reason) => Validations.of(this.executionRole).acknowledge({ id, reason }),

@@ -1,5 +1,5 @@
 import { Stack, Validations } from 'aws-cdk-lib';
-import type { Grant } from 'aws-cdk-lib/aws-iam';
+import type { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 // cdk-nag's own flattening, so an acknowledgment names a finding exactly as the AwsSolutions-IAM5 rule reports it.
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { IConstruct } from 'constructs';
@@ -15,7 +15,11 @@ import type { IConstruct } from 'constructs';
  * sees the root's WebSocket API as `<referencetoChat...Ref>`, and cdk-nag reports it so.
  */
 export function acknowledgeWildcardResources(scope: IConstruct, grant: Grant, reason: string): void {
-  const statements = grant.principalStatements;
+  acknowledgeWildcardStatements(scope, grant.principalStatements, reason);
+}
+
+/** {@link acknowledgeWildcardResources} for statements made without an L2 grant. */
+export function acknowledgeWildcardStatements(scope: IConstruct, statements: readonly PolicyStatement[], reason: string): void {
   scope.node.addValidation({
     validate: () => {
       const stack = Stack.of(scope);

@@ -82,6 +82,9 @@ export interface LocalRuntime {
   /** The SES emulator's web mailbox; `GET <sesEndpoint>/store` lists its e-mails as JSON. */
   readonly sesMailboxUrl: string;
   readonly sesEndpoint: string;
+  /** The S3 stand-in (`undefined` with attachments off) and its attachments bucket. */
+  readonly s3Endpoint: string | undefined;
+  readonly attachmentsBucket: string | undefined;
   /** The settings handed to the handlers, for processes (tests, CLI) that talk to the same stand-ins. */
   readonly env: Readonly<Record<string, string>>;
   /** The event fan-out as the publisher reaches it: stop it to simulate an SNS outage, start it to end one. */
@@ -112,7 +115,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const { settings: given, secretValues } = await separateSecrets(options.env, options.dataDir);
   const credentials = runCredentials();
   const handlers = new HandlerHost(join(repoRoot, 'functions'));
-  const standIns = await startStandIns({ repoRoot, dataDir: options.dataDir, handlers, secretValues });
+  // Attachments are on unless the run's settings say `ATTACHMENTS_ENABLED=false` (the deployed `attachmentsEnabled=false`).
+  const attachments = (given.ATTACHMENTS_ENABLED ?? process.env.ATTACHMENTS_ENABLED) !== 'false';
+  const standIns = await startStandIns({ repoRoot, dataDir: options.dataDir, handlers, secretValues, credentials, attachments });
   const running: RunningParts = { standIns, consumers: { queues: [], streams: [] } };
   const metrics: Record<string, number> = {};
   const stats = () => localStats({ metrics, standIns, consumers: running.consumers, gateway: running.gateway, handlers });
@@ -174,6 +179,7 @@ function bindingValues(standIns: StandIns, gateway: Gateway, settings: LocalStan
     connectionsEndpoint: gateway.baseUrl,
     settings,
     apiBaseUrl: gateway.baseUrl,
+    buckets: standIns.s3?.buckets ?? {},
   };
 }
 
@@ -203,6 +209,8 @@ function runtimeHandle(parts: {
     eventTopicArn: standIns.sqs.eventTopicArn,
     sesMailboxUrl: standIns.ses.mailboxUrl,
     sesEndpoint: standIns.ses.endpoint,
+    s3Endpoint: standIns.s3?.endpoint,
+    attachmentsBucket: standIns.s3?.buckets.attachments,
     env: parts.env,
     fanOut: parts.fanOut,
     stats: parts.stats,

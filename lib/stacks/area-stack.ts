@@ -39,8 +39,13 @@ export const ROUTE_CREATION_CHAINS = 2;
  */
 export const AI_CONSUMER_MAX_CONCURRENCY = 5;
 
-/** Whether a function of the wiring table calls the AI model. */
-export const callsTheModel = (entry: { readonly bindings: readonly string[] }): boolean => entry.bindings.includes('outbound:ai');
+/**
+ * Whether a function of the wiring table calls the AI model: it is bound to the provider and its key.
+ * A function bound to `outbound:ai` alone only asks whether AI is configured (the room summary
+ * scheduler, the voice message route, which queue the model's work for others).
+ */
+export const callsTheModel = (entry: { readonly bindings: readonly string[] }): boolean =>
+  entry.bindings.includes('outbound:ai') && entry.bindings.includes('secret:ai-key');
 
 /**
  * Makes every group of `groups` wait for the group `chains` places before it: at most `chains` of

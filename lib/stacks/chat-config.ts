@@ -59,6 +59,12 @@ export interface ChatConfig {
    */
   readonly providerUrls: Readonly<Record<string, string>>;
   /**
+   * The attachments bucket exists and `POST /upload`, `GET /attachments/...` and `POST /messages/voice`
+   * are bound to it; `false` leaves it out and those routes answer 503 `attachments_not_configured`.
+   * @default true
+   */
+  readonly attachmentsEnabled: boolean;
+  /**
    * `DAILY_DIGEST_ENABLED`: the daily digest's EventBridge rule is enabled, and its function runs.
    * @default false
    */
@@ -187,6 +193,7 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     aiThrottleBurstLimit: 5,
     providerUrls: {},
     dailyDigestEnabled: false,
+    attachmentsEnabled: true,
     logLevel: 'INFO',
     corsAllowOrigins: ['*'],
     throttleRateLimit: 500,
@@ -264,6 +271,7 @@ export const CHAT_CONTEXT_KEYS = [
   'aiThrottleBurstLimit',
   ...Object.values(outboundHosts).map((host) => host.setting),
   'dailyDigestEnabled',
+  'attachmentsEnabled',
   'digestEmailFrom',
   'digestEmailIdentity',
   'callsServerUrl',
@@ -371,6 +379,7 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
       }),
     ),
     dailyDigestEnabled: flag('dailyDigestEnabled'),
+    attachmentsEnabled: flag('attachmentsEnabled'),
     digestEmailFrom: text('digestEmailFrom'),
     digestEmailIdentity: text('digestEmailIdentity'),
     callsServerUrl: text('callsServerUrl'),

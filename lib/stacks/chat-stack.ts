@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { type Area, areas as wiredAreas, queues as wiredQueues } from '#wiring';
 import { tableSchema } from '#wiring/table';
 import { ChatApis, throttleHttpRoutes } from '../constructs/chat-apis.ts';
+import { ChatAttachments } from '../constructs/chat-attachments.ts';
 import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
 import type { ChatFunction } from '../constructs/chat-function.ts';
 import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observability.ts';
@@ -43,6 +44,8 @@ export class ChatStack extends Stack {
   public readonly async: ChatQueues;
   public readonly api: ChatApis;
   public readonly alarmTopic: ChatAlarmTopic;
+  /** The attachments bucket; `undefined` when the deployment turns attachments off (`attachmentsEnabled=false`). */
+  public readonly attachments: ChatAttachments | undefined;
   public readonly areas: ReadonlyMap<string, AreaStack>;
   public readonly observability: ChatObservability;
   /** Every function of every area, by its wiring-table id. */
@@ -63,6 +66,8 @@ export class ChatStack extends Stack {
       keyRemovalPolicy: config.removalPolicy,
     });
 
+    this.attachments = config.attachmentsEnabled ? new ChatAttachments(this, 'AttachmentStore') : undefined;
+
     const shared: SharedResources = {
       table: this.storage.table,
       indexNames: tableSchema.globalSecondaryIndexes.map((index) => index.indexName),
@@ -76,6 +81,7 @@ export class ChatStack extends Stack {
       httpApi: this.api.httpApi,
       webSocketApi: this.api.webSocketApi,
       alarmTopic: this.alarmTopic.topic,
+      bucket: (bucketId) => (bucketId === 'attachments' ? this.attachments?.bucket : undefined),
     };
     const areaStacks = new Map<string, AreaStack>();
     const functions = new Map<string, ChatFunction>();
@@ -137,6 +143,7 @@ export class ChatStack extends Stack {
       description: 'https callback URL of the WebSocket stage (CONNECTIONS_ENDPOINT)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
+    if (this.attachments) new CfnOutput(this, 'AttachmentsBucketName', { value: this.attachments.bucket.bucketName });
     new CfnOutput(this, 'EventTopicArn', { value: this.events.topic.topicArn, description: 'Domain event fan-out (SNS)' });
     for (const [queueId, { queue, deadLetterQueue }] of this.async.all) {
       new CfnOutput(this, `${queueId}QueueUrl`, { value: queue.queueUrl });

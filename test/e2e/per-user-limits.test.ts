@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOf } from '../support/api';
+import { pngBytes, sendBytes, upload, wavBytes } from '../support/attachments';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 import { fcmToken, newSubscription } from '../support/push/fixtures';
 
@@ -18,7 +19,11 @@ let call: ReturnType<typeof clientOf>;
 beforeAll(async () => {
   local = await startLocalProcess({
     args: ['--in-memory'],
-    env: { RATE_LIMIT_ROOM_CREATION_PER_MINUTE: String(LIMIT), RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: String(LIMIT) },
+    env: {
+      RATE_LIMIT_ROOM_CREATION_PER_MINUTE: String(LIMIT),
+      RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE: String(LIMIT),
+      RATE_LIMIT_UPLOADS_PER_MINUTE: String(LIMIT),
+    },
   });
   call = clientOf(local.baseUrl);
 }, 60_000);
@@ -79,5 +84,30 @@ describe('RATE_LIMIT_PUSH_REGISTRATION_PER_MINUTE', () => {
     }
     expect((await call('/push/devices', { token })).body.devices).toHaveLength(1);
     expect((await call('/push/web/subscriptions', { token })).body.subscriptions).toHaveLength(1);
+  });
+});
+
+describe('RATE_LIMIT_UPLOADS_PER_MINUTE', () => {
+  it('refuses uploads and voice messages past one shared budget with 429 rate_limited, storing nothing; another user goes on', async () => {
+    // Prepare
+    const [token, other] = [await newToken(), await newToken()];
+    await insideOneMinute();
+
+    // Act
+    const admitted = [];
+    for (let index = 0; index < LIMIT; index++) admitted.push(await upload(token, pngBytes(), 'image/png', { baseUrl: local.baseUrl }));
+    const refusedUpload = await upload(token, pngBytes(), 'image/png', { baseUrl: local.baseUrl });
+    const refusedVoice = await sendBytes('/messages/voice?roomId=any-room', wavBytes(0.1), {
+      token,
+      contentType: 'audio/wav',
+      baseUrl: local.baseUrl,
+    });
+    const byOther = await upload(other, pngBytes(), 'image/png', { baseUrl: local.baseUrl });
+
+    // Assess
+    expect(admitted.map((answer) => answer.status)).toEqual(Array(LIMIT).fill(201));
+    expect(refusedUpload).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(refusedVoice).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(byOther.status).toBe(201);
   });
 });

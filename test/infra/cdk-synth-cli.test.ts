@@ -51,6 +51,7 @@ const standIns = {
   },
   email: { parameters: ['digest'], value: () => 'digest@example.com' },
   link: { parameters: ['api'], value: () => 'https://abcdef1234.execute-api.eu-west-1.amazonaws.com' },
+  bucket: { parameters: ['attachments:read', 'attachments:write'], value: () => 'chat-dev-attachmentsbucket-abcdef' },
 } satisfies Record<BindingKindId, { parameters: readonly string[]; value: (parameter: string) => string }>;
 
 const deployTimeValues: Record<string, string> = Object.fromEntries(

@@ -6,7 +6,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { type Area, areas, eventSubscribers, httpRoutes, queueConsumers } from '#wiring';
 import { repoRoot } from '../../lib/constructs/chat-function.ts';
-import { AI_CONSUMER_MAX_CONCURRENCY, ROUTE_CREATION_CHAINS } from '../../lib/stacks/area-stack.ts';
+import { AI_CONSUMER_MAX_CONCURRENCY, callsTheModel, ROUTE_CREATION_CHAINS } from '../../lib/stacks/area-stack.ts';
 import { createChatApp } from '../../lib/stacks/chat-app.ts';
 import {
   type ChatConfig,
@@ -45,7 +45,7 @@ const reservations = (synth: SynthesizedStacks) =>
   resourcesOf(synth)
     .filter(({ resource }) => resource.Type === 'AWS::Lambda::Function' && resource.Properties?.ReservedConcurrentExecutions !== undefined)
     .map(({ resource }) => resource.Properties?.ReservedConcurrentExecutions as number);
-const aiRoutes = httpRoutes.filter((route) => route.transport !== 'functionUrl' && route.bindings.includes('outbound:ai'));
+const aiRoutes = httpRoutes.filter((route) => route.transport !== 'functionUrl' && callsTheModel(route));
 
 const main = synthesized();
 
@@ -126,6 +126,7 @@ describe('AI functions', () => {
       'DigestWorker',
       'RoomSummarizer',
       'RoomSummaryScheduler',
+      'VoiceTranscriber',
     ]);
     for (const consumer of consumers) {
       const mapping = mappings.find(({ resource }) => JSON.stringify(resource.Properties?.FunctionName).includes(consumer.id));
@@ -148,7 +149,7 @@ describe('AI functions', () => {
           timeoutSeconds: 30,
           visibilityTimeoutSeconds: 180,
           maxReceiveCount: 3,
-          bindings: ['table:read', 'outbound:ai'],
+          bindings: ['table:read', 'outbound:ai', 'secret:ai-key'],
           summary: 'Summarizes',
         },
       ],
@@ -180,12 +181,12 @@ describe('a rolled-back first deploy', () => {
     expect(kept.filter((resource) => resource.replace !== 'Retain')).toEqual([]);
   });
 
-  it('dev keeps the table and the webhook key; prod keeps log groups, keys and secrets as well', () => {
+  it('dev keeps the table, the attachments bucket and the webhook key; prod keeps log groups, keys and secrets as well', () => {
     const typesOf = (synth: SynthesizedStacks) => new Set(retained(synth).map((resource) => resource.type));
 
-    expect(typesOf(main)).toEqual(new Set(['AWS::DynamoDB::GlobalTable', 'AWS::SecretsManager::Secret']));
+    expect(typesOf(main)).toEqual(new Set(['AWS::DynamoDB::GlobalTable', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret']));
     expect(typesOf(synthesized({ stage: 'prod' }))).toEqual(
-      new Set(['AWS::DynamoDB::GlobalTable', 'AWS::SecretsManager::Secret', 'AWS::Logs::LogGroup', 'AWS::KMS::Key']),
+      new Set(['AWS::DynamoDB::GlobalTable', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret', 'AWS::Logs::LogGroup', 'AWS::KMS::Key']),
     );
   });
 

@@ -65,6 +65,8 @@ export default async function setup(project: TestProject) {
       CALLS_API_SECRET: CALLS_SERVER.apiSecret,
       RATE_LIMIT_CALL_TOKENS_PER_MINUTE: '1000',
       RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: '1000',
+      // The attachment suites and matrices upload as the same few users (test/e2e/attachments.test.ts holds the limit).
+      RATE_LIMIT_UPLOADS_PER_MINUTE: '1000',
     },
   });
   project.provide('runtime', {

@@ -25,6 +25,7 @@ const standIns: LocalStandIns = {
   connectionsEndpoint: 'http://127.0.0.1:8787',
   settings: { AI_BASE_URL: 'http://127.0.0.1:9/v1' },
   apiBaseUrl: 'http://127.0.0.1:8787',
+  buckets: { attachments: 'chat-attachments' },
 };
 
 const wired = [...new Set(functionEntries.flatMap((entry) => entry.bindings))].sort();
@@ -117,6 +118,8 @@ describe('bindingVariable', () => {
     ['secret:webhook-key', 'WEBHOOK_KEY_SECRET_ARN'],
     ['secret:signing-key', 'SIGNING_KEY_SECRET_ARN'],
     ['connections:manage', 'CONNECTIONS_ENDPOINT'],
+    ['bucket:attachments:read', 'ATTACHMENTS_BUCKET'],
+    ['bucket:attachments:write', 'ATTACHMENTS_BUCKET'],
     ['outbound:fcm', 'FCM_BASE_URL'],
   ] as const)('names %s %s', (binding, variable) => {
     // Act

@@ -17,6 +17,7 @@ import {
   type ThreadPlacement,
   threadPlacement,
   toMessage,
+  type VoiceFields,
 } from '#shared/db/message';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
 import { refuseReservedId } from '#shared/ids';
@@ -36,6 +37,8 @@ export interface SendContext {
   readonly sourceIp?: string;
   /** The sender's own WebSocket connection, which gets an ack instead of the broadcast. */
   readonly connectionId?: string;
+  /** A voice message's fields (`POST /messages/voice`), stored with it. */
+  readonly voice?: VoiceFields;
 }
 
 export interface SendResult {
@@ -133,6 +136,7 @@ async function persistAndAnnounce(
     clientMessageId: input.clientMessageId ?? null,
     createdAt,
     moderation,
+    ...(context.voice ? { voice: context.voice } : {}),
     ...(thread ? { thread_root: thread.root, thread_depth: thread.depth, thread_path: thread.path } : {}),
   };
 

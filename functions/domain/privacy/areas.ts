@@ -1,6 +1,7 @@
 import { toAgentTask } from '#domain/ai/agent-tasks';
 import { toAgent } from '#domain/ai/agents';
 import { toHandoff } from '#domain/ai/handoff';
+import { eraseUploadsOfUser, uploadsOfUser } from '#domain/attachments/privacy';
 import { toDigestPreferences } from '#domain/digest/preferences';
 import { toFeedEntry } from '#domain/notifications/feed';
 import { toNotification } from '#domain/notifications/inbox';
@@ -248,6 +249,12 @@ export const privacyAreas: readonly PrivacyArea[] = [
     id: 'messages',
     export: authoredMessages,
     erase: eraseAuthoredMessages,
+  },
+  {
+    // After `messages`: the tombstones no longer link the files this deletes.
+    id: 'uploads',
+    export: ({ projectId, userId }) => uploadsOfUser(projectId, userId),
+    erase: ({ projectId, userId }) => eraseUploadsOfUser(projectId, userId),
   },
   {
     id: 'moderationFlags',

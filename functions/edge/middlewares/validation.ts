@@ -38,6 +38,8 @@ export function parsePart<S extends z.ZodMiniType>(schema: S | undefined, value:
 
 export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> {
   readonly body?: B;
+  /** The body is bytes (a file upload), not JSON: it is left unread here, for the handler's `rawBody`. */
+  readonly rawBody?: true;
   readonly query?: Q;
   readonly params?: P;
 }
@@ -61,7 +63,7 @@ export function validation<B extends z.ZodMiniType, Q extends z.ZodMiniType, P e
     before: ({ event, context }) => {
       const params = parsePart(schemas.params, event.pathParameters ?? {}, 'path');
       const query = parsePart(schemas.query, event.queryStringParameters ?? {}, 'query');
-      const body = parsePart(schemas.body, readJsonBody(event), 'body');
+      const body = (schemas.rawBody ? undefined : parsePart(schemas.body, readJsonBody(event), 'body')) as z.infer<B>;
       context.input = { params, query, body };
     },
   };

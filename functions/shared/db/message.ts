@@ -4,12 +4,21 @@ import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk, userPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
-import { isConditionFailure } from './transact';
+import { isConditionFailure, type TransactPart } from './transact';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
   reason: z.string(),
 });
+
+/** What a voice message carries beside its audio attachment; the transcript arrives later (`transcriptStatus`). */
+export const VOICE_TRANSCRIPT_STATUSES = ['none', 'pending', 'done', 'failed'] as const;
+export const voiceFields = z.object({
+  durationMs: z.number().check(z.int()),
+  transcript: z.nullable(z.string()),
+  transcriptStatus: z.enum(VOICE_TRANSCRIPT_STATUSES),
+});
+export type VoiceFields = z.infer<typeof voiceFields>;
 
 /**
  * A message, in its room's message partition, sorted by id. Ids are derived from `createdAt`
@@ -35,6 +44,8 @@ export const messageItem = z.object({
   thread_path: z.optional(z.string()),
   /** Set on a tombstone: when the author's erasure removed the content (docs/api.md, "GDPR"). */
   erasedAt: z.optional(z.string()),
+  /** Voice messages only (`POST /messages/voice`). */
+  voice: z.optional(voiceFields),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 
@@ -169,7 +180,7 @@ export async function eraseMessageContent(projectId: string, roomId: string, mes
         TableName: tableName,
         Key: messageKey(projectId, roomId, messageId),
         UpdateExpression:
-          'SET content = :empty, attachments = :none, userId = :erased, clientMessageId = :null, erasedAt = :now REMOVE gsi2pk, gsi2sk',
+          'SET content = :empty, attachments = :none, userId = :erased, clientMessageId = :null, erasedAt = :now REMOVE gsi2pk, gsi2sk, voice',
         ConditionExpression: 'userId = :author',
         ExpressionAttributeValues: {
           ':empty': '',
@@ -281,6 +292,26 @@ export async function threadReplies(projectId: string, roomId: string, rootId: n
   return Items.map((raw) => messageItem.parse(raw));
 }
 
+/**
+ * Writes a voice message's transcript (or its failure, `transcript: null`), once: conditional on the
+ * transcript still pending, so a repeated job, or a message erased meanwhile (its voice fields
+ * gone), fails the condition and writes nothing. One part of the transaction with its event.
+ */
+export const setVoiceTranscriptPart = (projectId: string, roomId: string, messageId: number, transcript: string | null) =>
+  ({
+    Update: {
+      TableName: tableName,
+      Key: messageKey(projectId, roomId, messageId),
+      UpdateExpression: 'SET voice.transcript = :transcript, voice.transcriptStatus = :status',
+      ConditionExpression: 'voice.transcriptStatus = :pending',
+      ExpressionAttributeValues: {
+        ':transcript': transcript,
+        ':status': transcript === null ? 'failed' : 'done',
+        ':pending': 'pending',
+      },
+    },
+  }) satisfies TransactPart;
+
 export function toMessage(item: MessageItem) {
   return {
     id: item.id,
@@ -292,6 +323,7 @@ export function toMessage(item: MessageItem) {
     clientMessageId: item.clientMessageId,
     createdAt: item.createdAt,
     moderation: item.moderation,
+    ...(item.voice ? { voice: item.voice } : {}),
   };
 }
 export type Message = ReturnType<typeof toMessage>;

@@ -143,21 +143,41 @@ export async function chatCompletion(request: CompletionRequest): Promise<Comple
     maxResponseBytes: MAX_ANSWER_BYTES,
   };
 
+  return withAttempts(outbound, { attempts, backoffMs, apiKey: request.apiKey }, (response) => completionOf(response, request.model));
+}
+
+/**
+ * Sends `outbound` until an answer `read` accepts, trying again on network errors, timeouts, 429 and
+ * 5xx with an exponential backoff; `read` turns a 2xx answer into the result or a final failure.
+ */
+async function withAttempts<T extends object>(
+  outbound: OutboundRequest,
+  options: { readonly attempts: number; readonly backoffMs: number; readonly apiKey?: string },
+  read: (response: OutboundResponse) => T | Failure,
+): Promise<T> {
+  const { attempts, backoffMs } = options;
+  const timeoutMs = outbound.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   for (let attempt = 1; ; attempt += 1) {
-    const outcome = await attemptOnce(outbound, request.model, timeoutMs);
-    if (!('reason' in outcome)) return outcome;
+    const outcome = await attemptOnce(outbound, timeoutMs, read);
+    if (!isFailure(outcome)) return outcome;
     const retryAfterMs = outcome.retryAfterMs ?? 0;
     const last = !outcome.retryable || attempt >= attempts || retryAfterMs > MAX_WAIT_MS;
     if (last) {
       const tries = attempt > 1 ? ` (${attempt} attempts)` : '';
-      const message = redact(`${outcome.reason}${tries}`, request.apiKey);
+      const message = redact(`${outcome.reason}${tries}`, options.apiKey);
       throw new AiProviderError(outcome.code, message, outcome.status, outcome.cause ? { cause: outcome.cause } : undefined);
     }
     await sleep(Math.min(MAX_WAIT_MS, Math.max(backoffMs * BACKOFF_FACTOR ** (attempt - 1), retryAfterMs)));
   }
 }
 
-async function attemptOnce(outbound: OutboundRequest, requestedModel: string, timeoutMs: number): Promise<Completion | Failure> {
+const isFailure = (outcome: object): outcome is Failure => 'reason' in outcome && 'retryable' in outcome;
+
+async function attemptOnce<T>(
+  outbound: OutboundRequest,
+  timeoutMs: number,
+  read: (response: OutboundResponse) => T | Failure,
+): Promise<T | Failure> {
   let response: OutboundResponse;
   try {
     response = await send(outbound);
@@ -166,6 +186,10 @@ async function attemptOnce(outbound: OutboundRequest, requestedModel: string, ti
     return transportFailure(error, timeoutMs);
   }
   if (response.status < 200 || response.status > 299) return statusFailure(response);
+  return read(response);
+}
+
+function completionOf(response: OutboundResponse, requestedModel: string): Completion | Failure {
   const answer = parseJson(response.body);
   const parsed = completionAnswer.safeParse(answer);
   if (!parsed.success) {
@@ -179,6 +203,71 @@ async function attemptOnce(outbound: OutboundRequest, requestedModel: string, ti
     ...(usage?.prompt_tokens === undefined ? {} : { promptTokens: usage.prompt_tokens }),
     ...(usage?.completion_tokens === undefined ? {} : { completionTokens: usage.completion_tokens }),
   };
+}
+
+export interface TranscriptionRequest {
+  /** As {@link CompletionRequest.baseUrl}: `/audio/transcriptions` is appended. */
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  readonly model: string;
+  readonly audio: Buffer;
+  readonly filename: string;
+  readonly contentType: string;
+  /** @default 60_000 */
+  readonly timeoutMs?: number;
+  /** @default 3 */
+  readonly attempts?: number;
+  /** @default 200 */
+  readonly backoffMs?: number;
+}
+
+const transcriptionAnswer = z.object({ text: z.string() });
+
+/**
+ * Transcribes audio through OpenAI's `POST /audio/transcriptions` (multipart: `file`, `model`,
+ * `response_format=json`), with the retries and failures of {@link chatCompletion}. An empty text
+ * is a transcript (silence), not a failure.
+ * @throws AiProviderError when the provider does not answer with `{ text }` after the attempts allowed
+ */
+export async function transcribeAudio(request: TranscriptionRequest): Promise<string> {
+  const boundary = `----chat-${Date.now().toString(16)}${Math.random().toString(16).slice(2)}`;
+  const field = (name: string, value: string) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`, 'utf8');
+  const body = Buffer.concat([
+    field('model', request.model),
+    field('response_format', 'json'),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${request.filename.replace(/["\r\n]/g, '_')}"\r\n` +
+        `Content-Type: ${request.contentType}\r\n\r\n`,
+      'utf8',
+    ),
+    request.audio,
+    Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8'),
+  ]);
+  const outbound: OutboundRequest = {
+    target: 'provider',
+    url: `${request.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`,
+    method: 'POST',
+    headers: {
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      accept: 'application/json',
+      ...(request.apiKey ? { authorization: `Bearer ${request.apiKey}` } : {}),
+    },
+    body,
+    timeoutMs: request.timeoutMs ?? 60_000,
+    maxResponseBytes: MAX_ANSWER_BYTES,
+  };
+  const options = {
+    attempts: Math.max(1, Math.floor(request.attempts ?? DEFAULT_ATTEMPTS)),
+    backoffMs: Math.max(0, request.backoffMs ?? DEFAULT_BACKOFF_MS),
+    apiKey: request.apiKey,
+  };
+  const result = await withAttempts(outbound, options, (response): { text: string } | Failure => {
+    const parsed = transcriptionAnswer.safeParse(parseJson(response.body));
+    if (parsed.success) return { text: parsed.data.text };
+    return { code: 'ai_bad_response', reason: "the AI provider's transcription has no text", status: response.status, retryable: false };
+  });
+  return result.text.trim();
 }
 
 function transportFailure(error: OutboundError, timeoutMs: number): Failure {

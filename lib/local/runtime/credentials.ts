@@ -22,6 +22,10 @@ export function keyNamingSigner(accessKeyId: string) {
   return {
     sign: async <T extends { headers: Record<string, string> }>(request: T): Promise<T> => {
       request.headers.authorization = authorization;
+      // S3 (the s3rver stand-in) wants the payload's hash named (the unsigned form says none was
+      // taken) and a request time within its skew.
+      request.headers['x-amz-content-sha256'] ??= 'UNSIGNED-PAYLOAD';
+      request.headers['x-amz-date'] ??= new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
       return request;
     },
   };

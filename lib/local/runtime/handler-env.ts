@@ -1,5 +1,5 @@
 import { functionEntries } from '#wiring';
-import { type LocalStandIns, parseBinding } from '#wiring/bindings';
+import { bindingVariable, type LocalStandIns, parseBinding } from '#wiring/bindings';
 import { LOCAL_REGION } from '../sqs-local';
 import type { LocalCredentials } from './credentials';
 import type { StandIns } from './stand-ins';
@@ -16,7 +16,7 @@ export function handlerEnv(input: {
   readonly bindings: LocalStandIns;
   readonly settings: Readonly<Record<string, string>>;
 }): Record<string, string> {
-  const { dynamo, sqs, stepFunctions, secrets, ses } = input.standIns;
+  const { dynamo, sqs, stepFunctions, secrets, ses, s3 } = input.standIns;
   return {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: input.credentials.accessKeyId,
@@ -28,6 +28,7 @@ export function handlerEnv(input: {
     AWS_ENDPOINT_URL_SFN: stepFunctions.endpoint,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
     AWS_ENDPOINT_URL_SESV2: ses.endpoint,
+    ...(s3 ? { AWS_ENDPOINT_URL_S3: s3.endpoint } : {}),
     ...bindingVariables(input.bindings),
     // Webhook receivers on one machine live on loopback.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -49,8 +50,16 @@ function bindingVariables(standIns: LocalStandIns): Record<string, string> {
   return variables;
 }
 
-/** Handlers read `process.env` when first imported, so this runs before any of them loads. */
+/** Every variable a binding of the wiring table can set. */
+const bindingVariableNames = new Set(functionEntries.flatMap((entry) => entry.bindings.map((binding) => bindingVariable(binding))));
+
+/**
+ * Handlers read `process.env` when first imported, so this runs before any of them loads. A binding
+ * this run leaves unset (the attachments bucket with `ATTACHMENTS_ENABLED=false`) must not be found
+ * in the environment the runtime was started from (a test process that talks to another runtime).
+ */
 export function applyToProcess(env: Readonly<Record<string, string>>): void {
+  for (const name of [...bindingVariableNames, 'AWS_ENDPOINT_URL_S3']) if (!(name in env)) delete process.env[name];
   Object.assign(process.env, env);
   // Credentials from the user's AWS profile must not leak into local requests.
   delete process.env.AWS_SESSION_TOKEN;

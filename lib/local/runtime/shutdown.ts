@@ -25,6 +25,6 @@ export async function stopRunningParts(running: RunningParts): Promise<void> {
   await running.gateway?.stop();
   await running.standIns.stepFunctions.stop();
   await running.fanOut?.close();
-  const { dynamo, sqs, secrets, ses } = running.standIns;
-  await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop(), ses.stop()]);
+  const { dynamo, sqs, secrets, ses, s3 } = running.standIns;
+  await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop(), ses.stop(), s3?.stop()]);
 }

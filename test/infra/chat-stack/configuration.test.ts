@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Area, areas, functionEntries, functionsOf, httpRoutes } from '#wiring';
 import { type Binding, outboundHosts, secretDefinitions } from '#wiring/bindings';
+import { callsTheModel } from '../../../lib/stacks/area-stack.ts';
 import { createChatApp } from '../../../lib/stacks/chat-app.ts';
 import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
 import { expectedEnvironment, streamingRoutes } from '../../support/chat-stack/expectations.ts';
@@ -64,7 +65,8 @@ describe('configuration', () => {
       path: `/probe/${host}`,
       handler: 'http/health/get-health.ts',
       auth: 'none' as const,
-      bindings: [`outbound:${host}` as const],
+      // A model caller holds the provider's key too (`callsTheModel`).
+      bindings: host === 'ai' ? (['outbound:ai', 'secret:ai-key'] as const) : [`outbound:${host}` as const],
       summary: `Calls ${host}`,
     })),
   };
@@ -114,7 +116,7 @@ describe('configuration', () => {
     const reserved = resourcesOfType('AWS::Lambda::Function', synth)
       .filter(({ resource }) => resource.Properties.ReservedConcurrentExecutions !== undefined)
       .map(({ view, id, resource }) => `${view.names.get(id)}: ${resource.Properties.ReservedConcurrentExecutions}`);
-    const aiRoutes = httpRoutes.filter((route) => route.bindings.includes('outbound:ai') && route.transport !== 'functionUrl');
+    const aiRoutes = httpRoutes.filter((route) => callsTheModel(route) && route.transport !== 'functionUrl');
 
     expect(aiRoutes.map((route) => route.id).sort()).toEqual(['InvokeAgent', 'StartRoomHandoff', 'SuggestReplies', 'SummarizeThread']);
     expect(reserved.sort()).toEqual(

@@ -338,6 +338,7 @@ describe('outputs', () => {
     },
     ConnectionsEndpoint: { text: callbackUrl, type: 'AWS::ApiGatewayV2::Api' },
     TableName: { text: '<table>', type: 'AWS::DynamoDB::GlobalTable' },
+    AttachmentsBucketName: { text: '<attachments bucket>', type: 'AWS::S3::Bucket' },
     EventTopicArn: { text: '<event topic>', type: 'AWS::SNS::Topic' },
     ...Object.fromEntries(
       queues.flatMap((queue) => [

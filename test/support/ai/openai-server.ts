@@ -1,12 +1,66 @@
+import { createHash } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import busboy from 'busboy';
 
 /**
  * A local OpenAI-compatible provider on 127.0.0.1 speaking what `functions/shared/providers/ai.ts`
  * talks to: `POST /v1/chat/completions` with the real request and answer shapes, OpenAI's error
- * bodies, and scripted misbehaviour (errors, `Retry-After`, bodies that are not JSON, slow answers).
- * Point `AI_BASE_URL` at `url`.
+ * bodies, and scripted misbehaviour (errors, `Retry-After`, bodies that are not JSON, slow answers);
+ * and `POST /v1/audio/transcriptions` (multipart `file` and `model`, answering `{ text }`, the text
+ * being {@link transcriptOf} the audio). Point `AI_BASE_URL` at `url`.
  */
+
+/** A transcription request received: the multipart fields and the file as sent. */
+export interface RecordedTranscription {
+  readonly model: string;
+  readonly filename: string;
+  readonly contentType: string;
+  readonly audio: Buffer;
+  readonly authorization: string | undefined;
+}
+
+/** What the server "hears" in an audio file: its size and a digest, so a test knows the transcript of the bytes it sent. */
+export const transcriptOf = (audio: Buffer) =>
+  `heard ${audio.length} bytes ${createHash('sha256').update(audio).digest('hex').slice(0, 12)}`;
+
+/** The multipart body of a transcription request, or `undefined` when it lacks the file or the model. */
+function parseTranscription(
+  contentType: string | undefined,
+  body: Buffer,
+  authorization: string | undefined,
+): Promise<RecordedTranscription | undefined> {
+  return new Promise((resolve) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: { 'content-type': contentType ?? '' } });
+    } catch {
+      return resolve(undefined);
+    }
+    const fields: Record<string, string> = {};
+    let file: { filename: string; contentType: string; chunks: Buffer[] } | undefined;
+    parser.on('field', (name, value) => {
+      fields[name] = value;
+    });
+    parser.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      if (name === 'file') file = { filename: info.filename ?? '', contentType: info.mimeType, chunks };
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    });
+    parser.on('error', () => resolve(undefined));
+    parser.on('close', () => {
+      if (!file || !fields.model) return resolve(undefined);
+      resolve({
+        model: fields.model,
+        filename: file.filename,
+        contentType: file.contentType,
+        audio: Buffer.concat(file.chunks),
+        authorization,
+      });
+    });
+    parser.end(body);
+  });
+}
 
 export interface RecordedChatMessage {
   readonly role: string;
@@ -49,6 +103,7 @@ export interface OpenAiServer {
   /** The base URL including `/v1`: `http://127.0.0.1:<port>/v1`. */
   readonly url: string;
   readonly requests: readonly RecordedChatRequest[];
+  readonly transcriptions: readonly RecordedTranscription[];
   /**
    * Sets how it answers from now on, dropping any scripted behaviours: a function gives the content
    * of every 200 answer; a behaviour applies to the next `times` requests, then the content
@@ -126,6 +181,7 @@ function parseRequest(text: string, authorization: string | undefined): Recorded
 
 export async function startOpenAiServer(options: OpenAiServerOptions = {}): Promise<OpenAiServer> {
   const requests: RecordedChatRequest[] = [];
+  const transcriptions: RecordedTranscription[] = [];
   const scripted: ChatBehaviour[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let contentOf: ContentFunction = (request) => defaultContent(request.messages);
@@ -176,6 +232,16 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+      if (path === '/v1/audio/transcriptions' && request.method === 'POST') {
+        const authorization = request.headers.authorization;
+        if (options.apiKey !== undefined && authorization !== `Bearer ${options.apiKey}`)
+          return json(response, 401, errorBody(401, authorization));
+        return void parseTranscription(request.headers['content-type'], Buffer.concat(chunks), authorization).then((recorded) => {
+          if (!recorded) return json(response, 400, errorBody(400, authorization));
+          transcriptions.push(recorded);
+          json(response, 200, { text: transcriptOf(recorded.audio) });
+        });
+      }
       if (path !== '/v1/chat/completions') {
         return json(response, 404, {
           error: { message: `Invalid URL (${request.method} ${path})`, type: 'invalid_request_error', param: null, code: null },
@@ -207,6 +273,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests,
+    transcriptions,
     reply: (how) => {
       scripted.length = 0;
       if (typeof how === 'function') contentOf = how;
@@ -217,6 +284,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     },
     reset: () => {
       requests.length = 0;
+      transcriptions.length = 0;
       scripted.length = 0;
       contentOf = (request) => defaultContent(request.messages);
     },

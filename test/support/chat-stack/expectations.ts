@@ -10,7 +10,7 @@ import {
   schedules,
   webSocketRoutes,
 } from '#wiring';
-import { bindingVariable, outboundHosts, parseBinding, tableActions } from '#wiring/bindings';
+import { bindingVariable, bucketActions, outboundHosts, parseBinding, tableActions } from '#wiring/bindings';
 import { tableSchema } from '#wiring/table';
 import { streamingRouteTimeout, webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
 import { defaultServiceName } from '../../../lib/constructs/chat-function.ts';
@@ -68,6 +68,14 @@ export function expectedGrants(entry: FunctionEntry, config: ChatConfig = resolv
       case 'connections':
         grants.push(...on(['execute-api:ManageConnections'], connectionsArn));
         break;
+      case 'bucket': {
+        const access = bucketActions[parameter.split(':')[1] as 'read' | 'write'];
+        // Only with the bucket deployed; its objects, and listing on the bucket itself.
+        if (config.attachmentsEnabled) {
+          grants.push(...on(access.objects, '<attachments bucket>.Arn/*'), ...on(access.bucket, '<attachments bucket>.Arn'));
+        }
+        break;
+      }
       case 'outbound':
       case 'link':
         // A base URL, no IAM.
@@ -120,6 +128,7 @@ export function expectedEnvironment(entry: FunctionEntry, config: ChatConfig = r
       connections: callbackUrl,
       email: config.digestEmailFrom,
       link: httpApiUrl,
+      bucket: config.attachmentsEnabled ? '<attachments bucket>' : undefined,
       outbound:
         kindId === 'outbound'
           ? (config.providerUrls[outboundHosts[parameter as keyof typeof outboundHosts].setting] ??

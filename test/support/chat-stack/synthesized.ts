@@ -153,6 +153,8 @@ export function rootNamesOf(json: TemplateJson, root: Template): Map<string, str
     [output('AlarmTopicArn'), 'alarm topic'],
     [output('DashboardName'), 'dashboard'],
   ]);
+  // Absent with attachmentsEnabled=false.
+  if (outputs.AttachmentsBucketName) names.set(output('AttachmentsBucketName'), 'attachments bucket');
   for (const queue of queues) {
     names.set(output(`${queue.id}QueueUrl`), `${queue.id} queue`);
     names.set(output(`${queue.id}DeadLetterQueueUrl`), `${queue.id} dead-letter queue`);

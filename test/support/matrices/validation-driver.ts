@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { httpRoutes } from '#wiring';
 import { type ApiOptions, api, createTestProject, runtime, type TestProject, uniqueId } from '../api';
+import { sendBytes } from '../attachments';
 import { openSse } from '../sse';
 import { expectMatrixFile, routesOf } from './areas.ts';
 
@@ -28,6 +29,8 @@ export interface RouteRequest {
   readonly optionalBody?: boolean;
   /** The route names its room in the body rather than the path. */
   readonly roomInBody?: boolean;
+  /** A valid body that is not JSON (a file upload): sent as these bytes with their type when no body is given. */
+  readonly raw?: () => { readonly bytes: Buffer; readonly contentType: string };
 }
 
 /** How to make a request each route of an area accepts, by route id: every route of the area needs an entry. */
@@ -74,6 +77,8 @@ export const sender =
     if (!route || !request) throw new Error(`no request for route ${id}`);
     const auth = { ...request.auth(), ...(options.headers ? { headers: { ...request.auth().headers, ...options.headers } } : {}) };
     if (route.transport === 'functionUrl') return openStream(options.path ?? request.path(), auth);
+    const raw = options.body === undefined && options.rawBody === undefined ? request.raw?.() : undefined;
+    if (raw) return sendBytes(options.path ?? request.path(), raw.bytes, { ...auth, contentType: raw.contentType, method: route.method });
     return api(options.path ?? request.path(), { method: route.method, ...auth, body: options.body, rawBody: options.rawBody });
   };
 
