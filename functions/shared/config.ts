@@ -192,6 +192,20 @@ const configSchema = z.object({
   /** Opens of the digest e-mail's unsubscribe link per source IP per minute. */
   RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE: positiveInt(30),
   /**
+   * The LiveKit-compatible call server clients join with a token of `POST /admin/calls/token`
+   * (`wss://...`). With `CALLS_API_KEY` and the `calls-secret` secret (`CALLS_API_SECRET`) set, tokens
+   * are real; without any of the three, the route answers a stub token (`stub: true`).
+   */
+  CALLS_SERVER_URL: z.optional(z.string().check(z.regex(/^(wss?|https?):\/\/[^/\s]+/, 'must be a ws(s):// or http(s):// URL'))),
+  /** The call server's API key: the `iss` of every call token (its secret is the `calls-secret` secret). */
+  CALLS_API_KEY: z.optional(z.string().check(z.regex(/^\S{1,200}$/, 'must be 1-200 characters without spaces'))),
+  /** Seconds a call token admits a join for (`exp`); a client asks for a new one to rejoin later. */
+  CALLS_TOKEN_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(60), z.maximum(86_400)), 600),
+  /** Call tokens a user may be issued per minute. */
+  RATE_LIMIT_CALL_TOKENS_PER_MINUTE: positiveInt(10),
+  /** Tickets a user may open from rooms per minute. */
+  RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: positiveInt(10),
+  /**
    * Largest file `POST /upload` and `POST /messages/voice` take, in bytes. Lambda's synchronous
    * request payload is 6 MB (6,291,456 bytes) and API Gateway hands it a binary body base64-encoded
    * (4 bytes per 3): 5 MB of file would be 6.99 MB in the event, so the default is 4 MiB (5.59 MB

@@ -37,6 +37,11 @@ export const ERROR_CODES = {
   push_endpoint_private: { status: 400, meaning: 'A web push endpoint naming a private, loopback, link-local or internal host' },
   unknown_disposition: { status: 400, meaning: 'A handoff completion with a code the project does not have; `details.allowed` lists them' },
   thread_too_short: { status: 400, meaning: 'A thread summary asked of a thread with too few messages' },
+  unknown_assignee: {
+    status: 400,
+    meaning:
+      'A ticket assignee who is not a member of the project (a member of none of its rooms); only the caller may assign themself regardless',
+  },
   model_not_allowed: { status: 400, meaning: 'An agent model outside `AI_ALLOWED_MODELS`; `details.allowedModels` lists them' },
   project_required: {
     status: 400,
@@ -93,6 +98,9 @@ export const ERROR_CODES = {
   push_not_found: { status: 404, meaning: 'No such push to acknowledge' },
   attachment_not_found: { status: 404, meaning: 'No such attachment (a link that was never made, or an erased upload)' },
   notification_not_found: { status: 404, meaning: "No such notification in the caller's inbox (another user's, or expired)" },
+  canned_response_not_found: { status: 404, meaning: 'No such canned response in the project' },
+  ticket_not_found: { status: 404, meaning: 'No such support ticket in the project' },
+  survey_not_found: { status: 404, meaning: 'No such satisfaction survey of the caller' },
   method_not_allowed: { status: 405, meaning: 'The path exists, but not with this method' },
   room_exists: { status: 409, meaning: 'A room with this id exists already' },
   dm_id_taken: { status: 409, meaning: "The pair's dm id holds something other than their dm" },
@@ -114,6 +122,16 @@ export const ERROR_CODES = {
   human_handoff_active: { status: 409, meaning: 'A human has taken the room over; AI answers resume when the handoff is completed' },
   handoff_active: { status: 409, meaning: 'The room has an active handoff; complete it first' },
   no_active_handoff: { status: 409, meaning: 'The room has no active handoff to complete' },
+  shortcut_taken: { status: 409, meaning: 'Another canned response of the project has this shortcut' },
+  canned_responses_full: { status: 409, meaning: 'The project has its 100 canned responses already' },
+  canned_responses_changed: { status: 409, meaning: 'The canned responses kept changing during the request; try again' },
+  ticket_transition_not_allowed: {
+    status: 409,
+    meaning: "The ticket's status cannot move to the one asked from where it is (docs/api.md, support ticket states); `details` name both",
+  },
+  room_has_active_ticket: { status: 409, meaning: 'A ticket cannot be reopened while its room has another open or pending ticket' },
+  ticket_changed: { status: 409, meaning: 'The ticket changed during the request; read it again and retry' },
+  survey_answered: { status: 409, meaning: 'The satisfaction survey was answered already (once only)' },
   payload_too_large: { status: 413, meaning: 'A body over 1 MiB (a client event frame over its own limit)' },
   upload_too_large: { status: 413, meaning: 'A file over `ATTACHMENTS_MAX_BYTES` (4 MiB by default); the message names the limit' },
   unsupported_media_type: {

@@ -99,7 +99,10 @@ export const eventCatalogue = {
     toMessageId: z.number().check(z.int()),
     createdAt: z.string(),
   }),
-  /** A human took the room over from AI (`POST /rooms/{roomId}/handoff`). */
+  /**
+   * A human took the room over from AI (`POST /rooms/{roomId}/handoff`, state `human_active`), or
+   * completed the handoff (`PATCH`, state `completed`, with `completedBy` and `disposition`).
+   */
   handoff: z.object({
     ...roomEvent,
     handoffId: z.string(),
@@ -110,6 +113,8 @@ export const eventCatalogue = {
     note: z.nullable(z.string()),
     contextSummary: z.string(),
     contextSource: z.enum(['ai', 'excerpt']),
+    completedBy: z.optional(z.string()),
+    disposition: z.optional(z.string()),
   }),
   /** A notification reached a user's inbox (`functions/domain/notifications/inbox.ts`); written only when a webhook subscribes. */
   'notification.created': z.object({

@@ -23,6 +23,10 @@ export const secretFormats = {
   'signing-key': dataKeyRing,
   'fcm-legacy-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
   'ai-key': z.string().check(z.minLength(1), z.maxLength(4096), z.regex(/^\S+$/, 'must be one key without spaces')),
+  // LiveKit signs HS256 with the secret's bytes; RFC 7518 asks for a key at least as long as the hash (32 bytes).
+  'calls-secret': z
+    .string()
+    .check(z.minLength(32, 'must be at least 32 characters'), z.maxLength(4096), z.regex(/^\S+$/, 'must be one secret without spaces')),
 } as const satisfies Record<SecretId, z.ZodMiniType<string>>;
 
 /** Throws, naming the secret, unless `value` has the secret's format. */

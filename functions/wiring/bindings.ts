@@ -64,6 +64,13 @@ export const secretDefinitions = {
     generate: undefined,
     retain: false,
   },
+  'calls-secret': {
+    setting: 'CALLS_API_SECRET',
+    summary:
+      'API secret of the LiveKit-compatible call server (CALLS_SERVER_URL, CALLS_API_KEY) that signs call tokens; the operator puts it (it holds `unset` until then)',
+    generate: undefined,
+    retain: false,
+  },
 } as const;
 
 /** What an operator-provided secret holds until the operator puts the real value: read as "not set". */

@@ -12,6 +12,7 @@ import { ai } from './ai.ts';
 import { attachments } from './attachments.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
+import { calls } from './calls.ts';
 import { digest } from './digest.ts';
 import { events } from './events.ts';
 import { messages } from './messages.ts';
@@ -21,6 +22,7 @@ import { privacy } from './privacy.ts';
 import { push } from './push.ts';
 import { realtime } from './realtime.ts';
 import { rooms } from './rooms.ts';
+import { support } from './support.ts';
 import type {
   Area,
   EventSubscriber,
@@ -53,6 +55,8 @@ export const areas: readonly Area[] = [
   digest,
   privacy,
   attachments,
+  support,
+  calls,
 ];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);

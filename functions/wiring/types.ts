@@ -43,7 +43,9 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_DIGEST_UNSUBSCRIBE_PER_MINUTE'
   | 'RATE_LIMIT_GDPR_PER_MINUTE'
   | 'RATE_LIMIT_REPORTS_PER_MINUTE'
-  | 'RATE_LIMIT_UPLOADS_PER_MINUTE';
+  | 'RATE_LIMIT_UPLOADS_PER_MINUTE'
+  | 'RATE_LIMIT_CALL_TOKENS_PER_MINUTE'
+  | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs

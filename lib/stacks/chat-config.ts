@@ -82,6 +82,19 @@ export interface ChatConfig {
    */
   readonly digestEmailIdentity?: string;
   /**
+   * `CALLS_SERVER_URL`: the LiveKit-compatible call server clients join (`wss://...`). With
+   * `callsApiKey` and the `calls-secret` secret put, `POST /admin/calls/token` answers real tokens;
+   * without, stubs.
+   * @default - none
+   */
+  readonly callsServerUrl?: string;
+  /**
+   * `CALLS_API_KEY`: the call server's API key, the `iss` of call tokens (its secret is the
+   * `calls-secret` secret, never configuration).
+   * @default - none
+   */
+  readonly callsApiKey?: string;
+  /**
    * `LOG_LEVEL` for every function (Powertools Logger).
    * @default 'INFO'
    */
@@ -233,6 +246,12 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
       throw new Error(`${setting} must be an e-mail address${setting === 'digestEmailIdentity' ? ' or a domain' : ''}, got "${value}"`);
     }
   }
+  if (config.callsServerUrl !== undefined && !/^(wss?|https?):\/\/[^/\s]+/.test(config.callsServerUrl)) {
+    throw new Error(`callsServerUrl must be a ws(s):// or http(s):// URL, got "${config.callsServerUrl}"`);
+  }
+  if (config.callsApiKey !== undefined && !/^\S{1,200}$/.test(config.callsApiKey)) {
+    throw new Error('callsApiKey must be 1-200 characters without spaces');
+  }
   for (const [setting, url] of Object.entries(config.providerUrls)) {
     if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`${setting} must be an http(s) URL, got "${url}"`);
   }
@@ -255,6 +274,8 @@ export const CHAT_CONTEXT_KEYS = [
   'attachmentsEnabled',
   'digestEmailFrom',
   'digestEmailIdentity',
+  'callsServerUrl',
+  'callsApiKey',
   'logLevel',
   'corsAllowOrigins',
   'throttleRateLimit',
@@ -361,6 +382,8 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
     attachmentsEnabled: flag('attachmentsEnabled'),
     digestEmailFrom: text('digestEmailFrom'),
     digestEmailIdentity: text('digestEmailIdentity'),
+    callsServerUrl: text('callsServerUrl'),
+    callsApiKey: text('callsApiKey'),
     logLevel: text('logLevel'),
     corsAllowOrigins: origins
       ?.split(',')
@@ -387,6 +410,9 @@ export function sharedEnvironment(config: ChatConfig): Record<string, string> {
     PUSH_ENVIRONMENT: config.pushEnvironment,
     ...config.aiModels,
     LOG_LEVEL: config.logLevel,
+    // Only when set: the call-token function answers stubs without them.
+    ...(config.callsServerUrl === undefined ? {} : { CALLS_SERVER_URL: config.callsServerUrl }),
+    ...(config.callsApiKey === undefined ? {} : { CALLS_API_KEY: config.callsApiKey }),
   };
 }
 

@@ -62,6 +62,7 @@ describe('context keys', () => {
       streamReservedConcurrency: 'off',
       digestEmailFrom: 'digest@example.com',
       digestEmailIdentity: 'example.com',
+      callsServerUrl: 'wss://calls.example.com',
       aiReservedConcurrency: 'off',
       ...Object.fromEntries(AI_MODEL_SETTINGS.map((setting) => [setting, 'gpt-4o-mini'])),
       ...Object.fromEntries(Object.values(outboundHosts).map((host) => [host.setting, 'https://provider.example'])),
@@ -97,6 +98,9 @@ describe('context keys', () => {
       // Set on the functions that use them: the digest schedule's switch, the digest worker's sender (its `email:digest` binding).
       'DAILY_DIGEST_ENABLED',
       'DIGEST_EMAIL_FROM',
+      // Set on every function when given, like the shared settings; unset by default (stub call tokens).
+      'CALLS_SERVER_URL',
+      'CALLS_API_KEY',
     ]);
     const secretOf = new Map(Object.entries(secretDefinitions).map(([secretId, definition]) => [definition.setting as string, secretId]));
     const rows = markedTableRows(readDoc('README.md'), 'configuration');

@@ -3,6 +3,12 @@ import { startLocalRuntime } from '../../lib/local/runtime';
 import { startOpenAiServer } from './ai/openai-server';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
+/** The LiveKit-compatible call server the shared runtime issues tokens for (no server runs: tokens are verified offline). */
+export const CALLS_SERVER = {
+  url: 'wss://calls.example.test',
+  apiKey: 'APItestcalls',
+  apiSecret: 'test-calls-secret-0123456789abcdefghijklmnopq',
+} as const;
 
 export interface RuntimeInfo {
   readonly baseUrl: string;
@@ -54,6 +60,13 @@ export default async function setup(project: TestProject) {
       RATE_LIMIT_GDPR_PER_MINUTE: '1000',
       // The matrices file many reports as the same few users.
       RATE_LIMIT_REPORTS_PER_MINUTE: '1000',
+      // Real call tokens (test/e2e/calls.test.ts verifies them with livekit-server-sdk); the stub
+      // without these settings and the token limit run on a runtime of that file's own.
+      CALLS_SERVER_URL: CALLS_SERVER.url,
+      CALLS_API_KEY: CALLS_SERVER.apiKey,
+      CALLS_API_SECRET: CALLS_SERVER.apiSecret,
+      RATE_LIMIT_CALL_TOKENS_PER_MINUTE: '1000',
+      RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: '1000',
       // The attachment suites and matrices upload as the same few users (test/e2e/attachments.test.ts holds the limit).
       RATE_LIMIT_UPLOADS_PER_MINUTE: '1000',
     },

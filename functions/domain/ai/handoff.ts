@@ -181,7 +181,8 @@ export async function startHandoff(principal: Principal, roomId: string, input: 
 /**
  * `PATCH /rooms/{roomId}/handoff` (moderators and above): `409 no_active_handoff` unless a human
  * has the room, `400 unknown_disposition` for a code the project does not have; otherwise the
- * handoff is `completed` and its task `resolved` in one transaction, and AI may answer again.
+ * handoff is `completed`, its task `resolved` and the `handoff` event (state `completed`) written
+ * in one transaction, and AI may answer again.
  */
 export async function completeHandoff(
   principal: Principal,
@@ -200,8 +201,23 @@ export async function completeHandoff(
   const completedAt = new Date().toISOString();
   const completedBy = actorId(principal);
   const completionNote = input.note ?? null;
+  // Subscribers hear of the completion too (the support desk asks the room's customers for their satisfaction).
+  const event = newEvent('handoff', projectId, {
+    roomId,
+    handoffId: current.handoffId,
+    state: 'completed',
+    agentTaskId: current.agent_task_id,
+    agentId: current.agentId,
+    takenBy: current.takenBy,
+    note: current.note,
+    contextSummary: current.contextSummary,
+    contextSource: current.contextSource,
+    completedBy,
+    disposition: input.disposition,
+  });
   try {
     await transactWrite([
+      outboxPut(event),
       // The handoff that was read, still active: a concurrent completion (or a new take-over) wins.
       completeHandoffPart(projectId, roomId, current.handoffId, {
         completedAt,

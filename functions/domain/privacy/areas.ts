@@ -11,10 +11,15 @@ import { toWebSubscription } from '#domain/push/targets';
 import { userConnections } from '#domain/realtime/connections';
 import { closeConnections } from '#domain/realtime/disconnect';
 import { endMembership } from '#domain/rooms/rooms';
+import { toSurvey } from '#domain/support/csat';
+import { toTicket } from '#domain/support/tickets';
 import * as feed from '#shared/db/activity-feed';
 import * as agents from '#shared/db/agent';
 import * as tasks from '#shared/db/agent-task';
+import * as businessHours from '#shared/db/business-hours';
+import * as cannedResponses from '#shared/db/canned-responses';
 import * as connections from '#shared/db/connection';
+import * as csat from '#shared/db/csat-survey';
 import * as digestDeliveries from '#shared/db/digest-delivery';
 import * as digestPreferences from '#shared/db/digest-preference';
 import * as dispositions from '#shared/db/dispositions';
@@ -32,6 +37,7 @@ import * as reports from '#shared/db/report';
 import * as rooms from '#shared/db/room';
 import { clearSignInFailures } from '#shared/db/sign-in-failures';
 import * as streamLeases from '#shared/db/stream-leases';
+import * as tickets from '#shared/db/support-ticket';
 import * as credentials from '#shared/db/user-credentials';
 import * as watchlist from '#shared/db/watchlist';
 import { httpRoutes, webSocketFrames } from '#wiring';
@@ -352,6 +358,39 @@ export const privacyAreas: readonly PrivacyArea[] = [
       // One at a time: each is a transaction with its event, and a user may be in many rooms.
       for (const item of own) if (await endMembership(projectId, item.roomId, userId, actor)) ended++;
       return ended;
+    },
+  },
+  {
+    // After `memberships`: a survey the CSAT subscriber makes while the subject is still a member is
+    // deleted here, and once the memberships are gone it makes none. Tickets stay with the project's
+    // support history, made anonymous: the requester becomes the
+    // erased user and the subject (their words) goes; an erased agent leaves their tickets unassigned.
+    id: 'support',
+    export: async ({ projectId, userId }) => {
+      const [requested, assigned, surveys] = await Promise.all([
+        tickets.ticketsRequestedBy(projectId, userId),
+        tickets.ticketsAssignedTo(projectId, userId),
+        csat.surveysOfUser(projectId, userId),
+      ]);
+      return {
+        ticketsRequested: requested.map(toTicket),
+        ticketsAssigned: assigned.map(toTicket),
+        satisfactionSurveys: surveys.map(toSurvey),
+      };
+    },
+    erase: async ({ projectId, userId }) => {
+      const [requested, assigned] = await Promise.all([
+        tickets.ticketsRequestedBy(projectId, userId),
+        tickets.ticketsAssignedTo(projectId, userId),
+      ]);
+      const changed = await Promise.all([
+        ...requested.map((ticket) => tickets.forgetTicketRequester(projectId, ticket.ticketId, userId)),
+        ...assigned.map((ticket) => tickets.forgetTicketAssignee(projectId, ticket.ticketId, userId)),
+        cannedResponses.forgetCannedResponsesEditor(projectId, userId),
+        businessHours.forgetBusinessHoursEditor(projectId, userId),
+      ]);
+      const surveys = await csat.deleteSurveysOfUser(projectId, userId);
+      return changed.filter(Boolean).length + surveys;
     },
   },
   {
