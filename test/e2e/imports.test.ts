@@ -50,6 +50,11 @@ describe('POST /admin/messages/import', () => {
         clientMessageId,
         createdAt: '2020-02-02T02:02:02.000Z',
         moderation: null,
+        editedAt: null,
+        editCount: 0,
+        deletedAt: null,
+        reactions: {},
+        pinned: false,
       });
       expect(await history(roomId)).toEqual([imported.body]);
       expect(await memberIds(roomId)).toEqual([ownerId]);
