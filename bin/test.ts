@@ -39,6 +39,9 @@ const ownRuntimeFiles = [
   'test/e2e/fuzz.test.ts',
   // Three `npm start` processes (a restart, a runtime without the bucket): about 80 s, off the critical path.
   'test/e2e/attachments-runtime.test.ts',
+  // Two `npm start` processes on one data directory (a restart): about 50 s. With it here the lanes
+  // end within a minute of each other (docs/performance.md, "Test suite time").
+  'test/e2e/sdk-restart.test.ts',
 ];
 
 /** Two lanes side by side; the steps of a lane one after another. */
