@@ -33,15 +33,20 @@ export function clientOf(baseUrl: string) {
     if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
     const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // Non-JSON bodies stay text; tests that expect JSON fail on their own assertions.
-    }
-    return { status: response.status, body: parsed as T, headers: response.headers };
+    return readAnswer<T>(response);
   };
+}
+
+/** An answer's status, headers and body: parsed JSON, the text when it is not JSON, `undefined` when empty. */
+export async function readAnswer<T = any>(response: Response): Promise<ApiResponse<T>> {
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // Non-JSON bodies stay text; tests that expect JSON fail on their own assertions.
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
 /** One HTTP request to the shared runtime's gateway. */

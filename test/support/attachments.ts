@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type ApiResponse, runtime } from './api';
+import { type ApiResponse, readAnswer, runtime } from './api';
 
 /** A 1×1 transparent PNG, then `padding` random bytes (PNG readers stop at IEND; the sniffer reads the signature). */
 export function pngBytes(padding = 0): Buffer {
@@ -83,14 +83,7 @@ export async function sendBytes(
     body: new Uint8Array(body),
     redirect: 'manual',
   });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // Not JSON: the test reads the text.
-  }
-  return { status: response.status, body: parsed, headers: response.headers };
+  return readAnswer(response);
 }
 
 /** Uploads raw bytes with their type (201 expected by the caller). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { HttpMethod, HttpRoute } from '#wiring';
-import { clientOf } from '../api';
+import { clientOf, readAnswer } from '../api';
 import { openSse } from '../sse';
 import {
   base64url,
@@ -485,15 +485,7 @@ export async function sendHttp(route: HttpRoute, fx: Fixtures, request: HttpCase
   }
   if (request.body instanceof Uint8Array) {
     const body = new Blob([Buffer.from(request.body)]);
-    const response = await fetch(`${fx.baseUrl}${request.path}`, { method: request.method, headers: request.headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // Kept as text: the shape check reports it.
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
+    return readAnswer(await fetch(`${fx.baseUrl}${request.path}`, { method: request.method, headers: request.headers, body }));
   }
   return clientOf(fx.baseUrl)(request.path, { method: request.method, headers: { ...request.headers }, rawBody: request.body });
 }
