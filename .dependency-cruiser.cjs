@@ -28,7 +28,7 @@ module.exports = {
       comment:
         'The wiring table is read by CDK, the local runtime and every handler bundle: it must stay plain data, so it imports nothing of ours outside its folder (CDK types only, which erase at build).',
       from: { path: '^functions/wiring/' },
-      to: { path: '^(functions/(?!wiring/)|lib/|bin/|sdk/|test/|bench/)' },
+      to: { path: '^(functions/(?!wiring/)|lib/|bin/|sdk/|web/|test/|bench/)' },
     },
     {
       name: 'shared-below-domain',
@@ -99,6 +99,14 @@ module.exports = {
       severity: 'error',
       comment: 'The client SDK ships to browsers and apps on its own: it may not reach into the service or its tooling.',
       from: { path: '^sdk/' },
+      to: { path: '^(functions|lib|bin|test|bench)/' },
+    },
+    {
+      name: 'web-talks-to-the-public-api-only',
+      severity: 'error',
+      comment:
+        'The widget, the demo page and the console run in browsers on other sites and reach the service through its public API (by the SDK) like any client app; importing the service would ship its code and secrets to them.',
+      from: { path: '^web/' },
       to: { path: '^(functions|lib|bin|test|bench)/' },
     },
   ],
