@@ -3,10 +3,10 @@
  * project's own esbuild, in memory: the local runtime bundles at start, CDK at synth, so a fresh
  * clone has no build step to forget and no generated file to keep in git.
  */
-import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, type BuildResult, build, buildSync } from 'esbuild';
+import { strongEtag } from '#shared/etag';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -17,9 +17,8 @@ export interface WebBundle {
   readonly etag: string;
 }
 
-/** Bundles one entry point (a path from the repository root, such as `web/widget/embed.ts`). */
-export async function bundleBrowserScript(entry: string): Promise<WebBundle> {
-  const result = await build({
+const options = (entry: string) =>
+  ({
     absWorkingDir: repoRoot,
     entryPoints: [entry],
     bundle: true,
@@ -31,9 +30,20 @@ export async function bundleBrowserScript(entry: string): Promise<WebBundle> {
     target: ['chrome110', 'firefox110', 'safari16'],
     legalComments: 'none',
     logLevel: 'silent',
-  });
+  }) satisfies BuildOptions;
+
+function bundleOf(entry: string, result: BuildResult<ReturnType<typeof options>>): WebBundle {
   const output = result.outputFiles[0];
   if (!output) throw new Error(`esbuild wrote nothing for ${entry}`);
-  const code = output.text;
-  return { code, etag: `"${createHash('sha256').update(code).digest('base64url').slice(0, 27)}"` };
+  return { code: output.text, etag: strongEtag(output.text) };
+}
+
+/** Bundles one entry point (a path from the repository root, such as `web/widget/embed.ts`). */
+export async function bundleBrowserScript(entry: string): Promise<WebBundle> {
+  return bundleOf(entry, await build(options(entry)));
+}
+
+/** The same, for CDK's bundling hooks, which are synchronous. */
+export function bundleBrowserScriptSync(entry: string): WebBundle {
+  return bundleOf(entry, buildSync(options(entry)));
 }

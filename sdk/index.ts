@@ -8,8 +8,10 @@ export { RESUME_OVERLAP, SeenIds } from './message-ids.js';
 export { createRoomClient } from './room-client.js';
 export { type SseEvent, SseParser } from './sse-parser.js';
 export type {
+  AgentTyping,
   ConnectionState,
   FetchLike,
+  HandoffChange,
   MemberChange,
   Message,
   MessageChange,

@@ -147,6 +147,25 @@ export interface RoomEvent {
   readonly cached?: boolean;
 }
 
+/** A `handoff` frame: a human took the room over from AI (`human_active`), or handed it back (`completed`). */
+export interface HandoffChange {
+  readonly roomId: string;
+  readonly handoffId: string;
+  readonly state: 'human_active' | 'completed';
+  readonly agentTaskId?: string;
+  readonly agentId?: string | null;
+  readonly takenBy?: string;
+  readonly disposition?: string;
+}
+
+/** An `agentTyping` frame: an AI agent started (or stopped) writing a reply; renewed every few seconds while it works. */
+export interface AgentTyping {
+  readonly roomId: string;
+  readonly agentId: string;
+  readonly userId: string;
+  readonly typing: boolean;
+}
+
 export interface RoomClientEvents {
   state: (state: ConnectionState, previous: ConnectionState) => void;
   message: (message: Message) => void;
@@ -157,6 +176,10 @@ export interface RoomClientEvents {
   member_left: (change: MemberChange) => void;
   subscription_count: (count: { readonly subscriptionCount: number }) => void;
   event: (event: RoomEvent) => void;
+  /** A handoff started or completed (WebSocket only; `GET /rooms/{roomId}/handoff` reads the state). */
+  handoff: (handoff: HandoffChange) => void;
+  /** An AI agent is writing a reply, or stopped (WebSocket only). */
+  agent_typing: (typing: AgentTyping) => void;
   error: (error: ChatError) => void;
 }
 

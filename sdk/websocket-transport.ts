@@ -2,7 +2,7 @@ import { ChatError, classify, errorFromFrame, toChatError } from './errors.js';
 import { PresenceTracker } from './presence.js';
 import type { RoomRest } from './rest.js';
 import { type RoomTransport, superseded, type TransportHost } from './transport.js';
-import type { Message, MessageUpdate, RoomEvent, WebSocketLike } from './types.js';
+import type { AgentTyping, HandoffChange, Message, MessageUpdate, RoomEvent, WebSocketLike } from './types.js';
 import { connectWebSocket } from './websocket-connect.js';
 import { isMessage, messagesIn } from './wire-messages.js';
 
@@ -187,6 +187,16 @@ export class WebSocketTransport implements RoomTransport {
       case 'message_updated': {
         const { type: _type, ...update } = frame;
         events.emit('message_updated', update as MessageUpdate);
+        break;
+      }
+      case 'handoff': {
+        const { type: _type, ...handoff } = frame;
+        events.emit('handoff', handoff as HandoffChange);
+        break;
+      }
+      case 'agentTyping': {
+        const { type: _type, ...typing } = frame;
+        events.emit('agent_typing', typing as AgentTyping);
         break;
       }
       default:

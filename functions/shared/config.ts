@@ -203,6 +203,12 @@ const configSchema = z.object({
   CALLS_TOKEN_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(60), z.maximum(86_400)), 600),
   /** Call tokens a user may be issued per minute. */
   RATE_LIMIT_CALL_TOKENS_PER_MINUTE: positiveInt(10),
+  /**
+   * Where the browser bundles of the wiring table (`browserBundle` of a route: the embed widget)
+   * are read from. Unset on AWS, where CDK writes them beside the handler's code; the local runtime
+   * sets it to the folder it bundles them into at start.
+   */
+  WEB_BUNDLES_DIR: z.optional(z.string().check(z.minLength(1))),
   /** Tickets a user may open from rooms per minute. */
   RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: positiveInt(10),
   /**

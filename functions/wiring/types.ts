@@ -104,7 +104,22 @@ export interface HttpRoute {
    * routes that wait on a provider (AI) set up to 29. @default ChatFunction's (10 s)
    */
   readonly timeoutSeconds?: number;
+  /** A browser script the handler serves (`readWebBundle` of `#shared/web-bundles`). */
+  readonly browserBundle?: BrowserBundle;
   readonly summary: string;
+}
+
+/**
+ * A `web/` entry point bundled for the browser and shipped with the function that serves it: CDK
+ * bundles it at synth into the function's asset, beside the handler's code; the local runtime
+ * bundles it at start into `WEB_BUNDLES_DIR`. Either way the handler reads the same bytes from a
+ * file, and no bundle is kept in git.
+ */
+export interface BrowserBundle {
+  /** The entry point, from the repository root (`web/widget/embed.ts`). */
+  readonly entry: string;
+  /** The file name the bundle is written as (`embed.js`). */
+  readonly file: string;
 }
 
 export interface WebSocketRoute {
@@ -268,5 +283,7 @@ export interface FunctionEntry {
   readonly handler: string;
   readonly bindings: readonly Binding[];
   readonly timeoutSeconds?: number;
+  /** Shipped beside the function's code (HTTP routes only). */
+  readonly browserBundle?: BrowserBundle;
   readonly summary: string;
 }

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -6,8 +7,10 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { BrowserBundle } from '#wiring';
 import { type Binding, type BoundResources, type GrantContext, parseBinding } from '#wiring/bindings';
 import { bundlingLogRequested } from '../bundling-log.ts';
+import { bundleBrowserScriptSync } from '../web-bundle.ts';
 import { acknowledgeWildcardResources, acknowledgeWildcardStatements } from './nag.ts';
 
 /** Repository root: the esbuild project root, where `package.json` ("imports" aliases) and the lock file live. */
@@ -109,6 +112,32 @@ export interface ChatFunctionProps {
    * @default - none: the function draws on the account's unreserved pool
    */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * A browser script the handler serves, written into the function's asset beside its code.
+   * @default - none
+   */
+  readonly browserBundle?: BrowserBundle;
+}
+
+/**
+ * Bundling that also writes a browser script into the asset. The hook runs only when the asset is
+ * really bundled (not in synths that skip bundling), in this process, with esbuild like the
+ * function's own bundle: it writes the file itself and asks for no shell command. The asset's hash
+ * covers its output, so a changed script deploys a new version.
+ */
+function bundlingWith(browserBundle: BrowserBundle | undefined): BundlingOptions {
+  if (!browserBundle) return chatFunctionBuild.bundling;
+  return {
+    ...chatFunctionBuild.bundling,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_inputDir, outputDir) => {
+        writeFileSync(path.join(outputDir, browserBundle.file), bundleBrowserScriptSync(browserBundle.entry).code);
+        return [];
+      },
+    },
+  };
 }
 
 /**
@@ -161,7 +190,7 @@ export class ChatFunction extends NodejsFunction {
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? defaultServiceName,
         ...props.environment,
       },
-      bundling: chatFunctionBuild.bundling,
+      bundling: bundlingWith(props.browserBundle),
     });
     this.handlerPath = props.handlerPath;
     this.logGroupOfFunction = logGroup;

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { schedules } from '#wiring';
+import { httpRoutes, schedules } from '#wiring';
 import type { LocalStandIns } from '#wiring/bindings';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
@@ -15,6 +15,7 @@ import { separateSecrets } from './runtime/secrets';
 import { type RunningParts, stopRunningParts } from './runtime/shutdown';
 import { type StandIns, startStandIns } from './runtime/stand-ins';
 import { type LocalStats, localStats } from './runtime/stats';
+import { writeWebBundles } from './runtime/web-bundles';
 import { type ScheduleClock, startScheduler } from './scheduler';
 import { LOCAL_REGION } from './sqs-local';
 import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy';
@@ -139,7 +140,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     running.gateway = gateway;
     const bindings = bindingValues(standIns, gateway, settings);
-    const env = handlerEnv({ credentials, standIns, fanOutEndpoint: fanOut.endpoint, bindings, settings: given });
+    running.webBundlesDir = await writeWebBundles(httpRoutes);
+    const env = handlerEnv({
+      credentials,
+      standIns,
+      fanOutEndpoint: fanOut.endpoint,
+      bindings,
+      settings: { WEB_BUNDLES_DIR: running.webBundlesDir, ...given },
+    });
     applyToProcess(env);
     const { connectionsTransport } = options;
     await prepareHandlerModules({ credentials, sqs: standIns.sqs, gateway, connectionsTransport, settings, metrics });

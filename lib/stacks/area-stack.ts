@@ -117,6 +117,7 @@ export class AreaStack extends NestedStack {
         description: options.description,
         timeout: options.timeout ?? (entry.timeoutSeconds ? Duration.seconds(entry.timeoutSeconds) : undefined),
         reservedConcurrentExecutions: options.reserved,
+        browserBundle: entry.browserBundle,
         environment,
         logRemovalPolicy: config.removalPolicy,
       });

@@ -3,6 +3,7 @@ import type { LocalScheduler } from '../scheduler';
 import type { SwitchableProxy } from '../switchable-proxy';
 import type { RunningConsumers } from './consumers';
 import type { StandIns } from './stand-ins';
+import { removeWebBundles } from './web-bundles';
 
 /** What a runtime has started so far: a start that fails half way stops just these. */
 export interface RunningParts {
@@ -11,6 +12,8 @@ export interface RunningParts {
   fanOut?: SwitchableProxy;
   gateway?: Gateway;
   scheduler?: LocalScheduler;
+  /** The browser bundles written at start (`WEB_BUNDLES_DIR`). */
+  webBundlesDir?: string;
 }
 
 /**
@@ -27,4 +30,5 @@ export async function stopRunningParts(running: RunningParts): Promise<void> {
   await running.fanOut?.close();
   const { dynamo, sqs, secrets, ses, s3 } = running.standIns;
   await Promise.all([dynamo.stop(), sqs.stop(), secrets.stop(), ses.stop(), s3?.stop()]);
+  if (running.webBundlesDir) await removeWebBundles(running.webBundlesDir);
 }

@@ -1,0 +1,47 @@
+import { enforceRouteGuards } from '#domain/guards/route-guards';
+import { httpHandler } from '#edge/http';
+import { idSchema } from '#shared/ids';
+import * as z from '#shared/schema';
+import { readWebBundle } from '#shared/web-bundles';
+import { httpRoute } from '#wiring';
+
+const route = httpRoute('GetEmbedScript');
+const bundleFile = route.browserBundle?.file ?? 'embed.js';
+
+const query = z.object({ projectId: z.optional(idSchema) });
+
+/**
+ * Five minutes: a deploy reaches every site (and the edge cache) within that, and a browser past it
+ * revalidates with `If-None-Match` for a bodiless 304. Turning `embed_widget` off needs no shorter
+ * age: a cached script still asks `POST /auth/guest`, which refuses, and the widget removes itself.
+ */
+const CACHE_CONTROL = 'public, max-age=300';
+
+/** Whether an `If-None-Match` list names this strong validator (weak ones compare equal too, per RFC 9110). */
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
+}
+
+/**
+ * The embed widget's script. The route's flag checks the deployment's default; `?projectId=` names
+ * the project a site embeds, whose override then decides.
+ */
+export const handler = httpHandler('GetEmbedScript', { query }, async (request) => {
+  const { projectId } = request.query;
+  if (projectId !== undefined) await enforceRouteGuards({ flag: 'embed_widget' }, { projectId });
+  const { code, etag } = await readWebBundle(bundleFile);
+  const headers = {
+    'content-type': 'text/javascript; charset=utf-8',
+    'cache-control': CACHE_CONTROL,
+    etag,
+    // Sites with `Cross-Origin-Embedder-Policy: require-corp` may load it too.
+    'cross-origin-resource-policy': 'cross-origin',
+    'x-content-type-options': 'nosniff',
+  };
+  if (matches(request.headers['if-none-match'], etag)) return { status: 304, text: '', headers };
+  return { status: 200, text: code, headers };
+});

@@ -1,0 +1,159 @@
+import { applyStyles } from './styles';
+
+/** What the view reports back to the chat: the visitor's actions. */
+export interface ViewActions {
+  /** The launcher opened the panel (the first time, the chat starts). */
+  readonly opened: () => void;
+  /** Enter (or the Send button) in the message box, with its text trimmed. */
+  readonly send: (text: string) => void;
+  /** The visitor typed in the message box. */
+  readonly typed: () => void;
+}
+
+export interface ShownMessage {
+  readonly id: number;
+  readonly author: string;
+  readonly content: string;
+  readonly own: boolean;
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+/**
+ * The widget's DOM, in an open shadow root on a `<div>` of the page's `<body>`: a launcher button
+ * and a panel (a non-modal dialog) with the connection state, presence, the handoff banner, the
+ * messages (a `log`, so screen readers announce what arrives), who is typing and the message box.
+ * Text is set with `textContent` only, never parsed as HTML.
+ */
+export class WidgetView {
+  readonly host: HTMLDivElement;
+  private readonly launcher: HTMLButtonElement;
+  private readonly launcherText = document.createTextNode('Open chat');
+  private readonly panel: HTMLElement;
+  private readonly state: HTMLSpanElement;
+  private readonly presence: HTMLSpanElement;
+  private readonly banner: HTMLParagraphElement;
+  private readonly list: HTMLOListElement;
+  private readonly typing: HTMLParagraphElement;
+  private readonly input: HTMLInputElement;
+  private readonly shownIds = new Set<number>();
+
+  constructor(title: string, actions: ViewActions) {
+    this.host = element('div', { 'data-chat-widget': '' });
+    const root = this.host.attachShadow({ mode: 'open' });
+    applyStyles(root);
+
+    this.launcher = element('button', { type: 'button', class: 'launcher', 'aria-expanded': 'false', 'aria-controls': 'chat-panel' });
+    this.launcher.append(element('span', { 'aria-hidden': 'true' }, '\u{1F4AC}'), this.launcherText);
+
+    const heading = element('h2', { id: 'chat-title' }, title);
+    const close = element('button', { type: 'button', class: 'close', 'aria-label': 'Close chat' }, '\u00D7');
+    this.state = element('span', { class: 'state' }, 'Not connected');
+    this.presence = element('span', { class: 'presence' });
+    this.banner = element('p', { class: 'banner', role: 'status' });
+    this.banner.hidden = true;
+    this.list = element('ol', { class: 'messages', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', tabindex: '0' });
+    this.typing = element('p', { class: 'typing', 'aria-live': 'polite' });
+    this.input = element('input', {
+      type: 'text',
+      id: 'chat-message',
+      autocomplete: 'off',
+      maxlength: '4000',
+      enterkeyhint: 'send',
+    });
+    const label = element('label', { for: 'chat-message', class: 'visually-hidden' }, 'Message');
+    const form = element('form', { class: 'composer' }, label, this.input, element('button', { type: 'submit' }, 'Send'));
+    this.panel = element(
+      'section',
+      { id: 'chat-panel', class: 'panel', role: 'dialog', 'aria-labelledby': 'chat-title' },
+      element('div', { class: 'header' }, heading, close),
+      element('div', { class: 'status' }, this.state, this.presence),
+      this.banner,
+      this.list,
+      this.typing,
+      form,
+    );
+    this.panel.hidden = true;
+    root.append(this.panel, this.launcher);
+
+    this.launcher.addEventListener('click', () => (this.panel.hidden ? this.open(actions) : this.close()));
+    close.addEventListener('click', () => this.close());
+    this.panel.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        this.close();
+      }
+    });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const text = this.input.value.trim();
+      if (!text) return;
+      this.input.value = '';
+      actions.send(text);
+    });
+    this.input.addEventListener('input', () => actions.typed());
+  }
+
+  private open(actions: ViewActions): void {
+    this.panel.hidden = false;
+    this.launcher.setAttribute('aria-expanded', 'true');
+    this.launcherText.data = 'Hide chat';
+    this.input.focus();
+    actions.opened();
+  }
+
+  /** Hides the panel and gives the focus back to the launcher. */
+  close(): void {
+    if (this.panel.hidden) return;
+    this.panel.hidden = true;
+    this.launcher.setAttribute('aria-expanded', 'false');
+    this.launcherText.data = 'Open chat';
+    this.launcher.focus();
+  }
+
+  /** The connection state in words, and as `data-state` on the panel (tests and styling). */
+  showState(state: string, words: string): void {
+    this.panel.dataset.state = state;
+    this.state.textContent = words;
+  }
+
+  showPresence(online: number | undefined): void {
+    this.presence.textContent = online === undefined ? '' : `${online} online`;
+  }
+
+  showBanner(text: string | undefined): void {
+    this.banner.hidden = text === undefined;
+    this.banner.textContent = text ?? '';
+  }
+
+  showTyping(text: string | undefined): void {
+    this.typing.textContent = text ?? '';
+  }
+
+  /** Appends a message once, whatever path brought it (the SDK delivers each once; a resend is not shown twice). */
+  showMessage(message: ShownMessage): void {
+    if (this.shownIds.has(message.id)) return;
+    this.shownIds.add(message.id);
+    const item = element(
+      'li',
+      { class: message.own ? 'message own' : 'message' },
+      element('span', { class: 'author' }, message.author),
+      message.content,
+    );
+    this.list.append(item);
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  remove(): void {
+    this.host.remove();
+  }
+}
