@@ -34,7 +34,8 @@ button:focus-visible, input:focus-visible { outline: 3px solid #f0b400; outline-
 .header .close { background: transparent; color: #fff; padding: 4px 10px; font-size: 18px; line-height: 1; }
 .status { display: flex; gap: 12px; padding: 6px 12px; font-size: 13px; color: #4d5562; background: #fff; border-bottom: 1px solid #e3e6ea; }
 .banner { padding: 8px 12px; font-size: 14px; background: #fff4d6; color: #5c3b00; border-bottom: 1px solid #e8d7a6; }
-.messages { flex: 1; overflow-y: auto; list-style: none; padding: 12px; display: flex; flex-direction: column; gap: 8px; background: #fff; }
+.messages { flex: 1; overflow-y: auto; padding: 12px; background: #fff; }
+.messages ol { list-style: none; padding: 0; display: flex; flex-direction: column; gap: 8px; }
 .message { max-width: 85%; padding: 8px 10px; border-radius: 10px; background: #eef1f5; color: #1f2328; align-self: flex-start; white-space: pre-wrap; overflow-wrap: anywhere; }
 .message.own { align-self: flex-end; background: #0b57d0; color: #fff; }
 .message .author { display: block; font-size: 12px; font-weight: 600; }

@@ -28,6 +28,22 @@ function element<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/** A speech bubble drawn in SVG: no image request (a site's `img-src` stays as it is), no emoji font needed. */
+function bubbleIcon(): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('width', '20');
+  svg.setAttribute('height', '20');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const path = document.createElementNS(ns, 'path');
+  path.setAttribute('d', 'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z');
+  path.setAttribute('fill', 'currentColor');
+  svg.append(path);
+  return svg;
+}
+
 /**
  * The widget's DOM, in an open shadow root on a `<div>` of the page's `<body>`: a launcher button
  * and a panel (a non-modal dialog) with the connection state, presence, the handoff banner, the
@@ -42,6 +58,7 @@ export class WidgetView {
   private readonly state: HTMLSpanElement;
   private readonly presence: HTMLSpanElement;
   private readonly banner: HTMLParagraphElement;
+  private readonly log: HTMLDivElement;
   private readonly list: HTMLOListElement;
   private readonly typing: HTMLParagraphElement;
   private readonly input: HTMLInputElement;
@@ -53,7 +70,7 @@ export class WidgetView {
     applyStyles(root);
 
     this.launcher = element('button', { type: 'button', class: 'launcher', 'aria-expanded': 'false', 'aria-controls': 'chat-panel' });
-    this.launcher.append(element('span', { 'aria-hidden': 'true' }, '\u{1F4AC}'), this.launcherText);
+    this.launcher.append(bubbleIcon(), this.launcherText);
 
     const heading = element('h2', { id: 'chat-title' }, title);
     const close = element('button', { type: 'button', class: 'close', 'aria-label': 'Close chat' }, '\u00D7');
@@ -61,7 +78,12 @@ export class WidgetView {
     this.presence = element('span', { class: 'presence' });
     this.banner = element('p', { class: 'banner', role: 'status' });
     this.banner.hidden = true;
-    this.list = element('ol', { class: 'messages', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', tabindex: '0' });
+    this.list = element('ol');
+    this.log = element(
+      'div',
+      { class: 'messages', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', tabindex: '0' },
+      this.list,
+    );
     this.typing = element('p', { class: 'typing', 'aria-live': 'polite' });
     this.input = element('input', {
       type: 'text',
@@ -78,7 +100,7 @@ export class WidgetView {
       element('div', { class: 'header' }, heading, close),
       element('div', { class: 'status' }, this.state, this.presence),
       this.banner,
-      this.list,
+      this.log,
       this.typing,
       form,
     );
@@ -150,7 +172,7 @@ export class WidgetView {
       message.content,
     );
     this.list.append(item);
-    this.list.scrollTop = this.list.scrollHeight;
+    this.log.scrollTop = this.log.scrollHeight;
   }
 
   remove(): void {

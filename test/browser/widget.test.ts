@@ -1,0 +1,284 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, createTestProject, newGroupRoom, runtime, type TestProject } from '../support/api';
+import { launchBrowser, saveScreenshot, seriousAxeViolations } from '../support/browser';
+import { connect, type RoomSocket } from '../support/ws';
+
+/**
+ * The embed widget in headless Chromium, on a shop page of another origin (a server of this file on
+ * loopback) that sends the strict Content-Security-Policy docs/widget.md asks of a site and a
+ * hostile stylesheet: the widget opens, gets a guest session, sends and receives, shows typing and
+ * presence, falls back to SSE and then polling when the browser blocks the WebSocket and the
+ * stream, and stays off the page when the flag is off or the site's origin is not allowed.
+ */
+
+/** Rules a careless or hostile site may have; none of them reaches into the widget's shadow root. */
+const HOSTILE_CSS = `
+* { display: block !important; color: transparent !important; font-size: 3px !important; }
+div { visibility: hidden !important; position: static !important; opacity: 0 !important; }
+button, input, ol, li { display: none !important; }
+`;
+
+let browser: Browser;
+let shop: Server;
+let shopOrigin: string;
+
+/** The CSP of docs/widget.md for this runtime: scripts and connections to the API, nothing inline, no styles but the site's own. */
+function strictCsp(): string {
+  const { baseUrl } = runtime();
+  const api = new URL(baseUrl);
+  return [
+    "default-src 'none'",
+    `script-src ${api.origin}`,
+    `connect-src ${api.origin} ws://${api.host}`,
+    "style-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+/** The shop's page: the one tag of the docs, for the project and room its query names. */
+function shopPage(query: URLSearchParams): string {
+  const src = `${runtime().baseUrl}/embed.js${query.get('scriptQuery') ?? ''}`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Shop</title><link rel="stylesheet" href="/hostile.css"></head>
+<body><main><h1>Shop</h1><p>Things for sale.</p></main>
+<script src="${src}" data-project="${query.get('project')}" data-room="${query.get('room') ?? 'support'}" async></script>
+</body></html>`;
+}
+
+beforeAll(async () => {
+  shop = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://shop');
+    if (url.pathname === '/hostile.css') {
+      response.writeHead(200, { 'content-type': 'text/css' }).end(HOSTILE_CSS);
+      return;
+    }
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': strictCsp() })
+      .end(shopPage(url.searchParams));
+  });
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  shopOrigin = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => shop?.close(resolve));
+});
+
+/** A project whose widget may run on the shop, with its support room (owned by a project user). */
+async function widgetProject(name: string, allowedOrigins = () => [shopOrigin]) {
+  const project = await createTestProject(name);
+  const { owner, roomId } = await newGroupRoom(project);
+  const settings = await api('/admin/widget', {
+    apiKey: project.apiKey,
+    method: 'PUT',
+    body: { allowedOrigins: allowedOrigins(), supportRoomId: roomId },
+  });
+  expect(settings.status).toBe(200);
+  return { project, owner, roomId };
+}
+
+/** A fresh browser context (its own storage), with the CSP violations of its pages recorded. */
+async function openShop(project: TestProject, options: { blockWebSocket?: boolean; blockStream?: boolean; scriptQuery?: string } = {}) {
+  const context = await browser.newContext();
+  await context.addInitScript(() => {
+    const recorded: string[] = [];
+    (globalThis as unknown as { cspViolations: string[] }).cspViolations = recorded;
+    document.addEventListener('securitypolicyviolation', (event) => recorded.push(`${event.violatedDirective} ${event.blockedURI}`));
+  });
+  if (options.blockWebSocket) {
+    // As a proxy or an extension that refuses WebSockets would: the constructor fails.
+    await context.addInitScript(() => {
+      (globalThis as unknown as { WebSocket: unknown }).WebSocket = class {
+        constructor() {
+          throw new DOMException('WebSockets are blocked here', 'SecurityError');
+        }
+      };
+    });
+  }
+  if (options.blockStream) await context.route('**/rooms/*/stream', (route) => route.abort('blockedbyclient'));
+  const page = await context.newPage();
+  const query = new URLSearchParams({ project: project.projectId, ...(options.scriptQuery ? { scriptQuery: options.scriptQuery } : {}) });
+  await page.goto(`${shopOrigin}/?${query}`);
+  return { context, page };
+}
+
+const launcherOf = (page: Page) => page.getByRole('button', { name: /chat/i });
+const panelIn = (page: Page, state: string) => page.locator(`#chat-panel[data-state="${state}"]`);
+
+/** Waits until the room's history (read with the API key) holds a message with this content. */
+async function storedMessage(project: TestProject, roomId: string, content: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const read = await api(`/rooms/${roomId}/messages?limit=50`, { apiKey: project.apiKey });
+    const found = (read.body?.messages ?? []).find((message: { content: string }) => message.content === content);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`"${content}" was not stored: ${JSON.stringify(read.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('GET /embed.js', () => {
+  it('answers the widget as JavaScript with a validator, and 304 to a client that has it', async () => {
+    // Act
+    const first = await fetch(`${runtime().baseUrl}/embed.js`);
+    const code = await first.text();
+    const etag = first.headers.get('etag') ?? '';
+    const again = await fetch(`${runtime().baseUrl}/embed.js`, { headers: { 'if-none-match': `W/"other", ${etag}` } });
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(first.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(code).toContain('chat-widget:ready');
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+  });
+
+  it('answers 403 feature_disabled for a project whose embed_widget is off, and 400 for a malformed project id', async () => {
+    // Prepare
+    const project = await createTestProject('widget-flag-route');
+    await api('/admin/feature-flags', { apiKey: project.apiKey, method: 'PUT', body: { overrides: { embed_widget: false } } });
+
+    // Act
+    const off = await api(`/embed.js?projectId=${project.projectId}`);
+    const malformed = await api('/embed.js?projectId=no%20such%20id!');
+
+    // Assess
+    expect(off.status).toBe(403);
+    expect(off.body.error.code).toBe('feature_disabled');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.code).toBe('validation_failed');
+  });
+});
+
+describe('the embed widget on a site of another origin', () => {
+  let contexts: BrowserContext[] = [];
+  afterAll(async () => {
+    await Promise.all(contexts.map((context) => context.close()));
+    contexts = [];
+  });
+
+  it('opens a guest session, sends and receives over the WebSocket, shows typing and presence, under a strict CSP and hostile CSS', async () => {
+    // Prepare
+    const { project, owner, roomId } = await widgetProject('widget-chat');
+    const { context, page } = await openShop(project);
+    contexts.push(context);
+    const guestAnswer = page.waitForResponse((response) => response.url().endsWith('/auth/guest'));
+
+    // Act: open, send
+    await launcherOf(page).click();
+    await panelIn(page, 'connected').waitFor();
+    const guest = await (await guestAnswer).json();
+    const textbox = page.getByRole('textbox', { name: 'Message' });
+    await textbox.fill('Do you ship to Norway?');
+    await textbox.press('Enter');
+    const stored = await storedMessage(project, roomId, 'Do you ship to Norway?');
+
+    // Act: a project user answers, typing first, on a socket of the room
+    const agent: RoomSocket = await connect(roomId, owner.token);
+    await page.getByText('2 online').waitFor();
+    agent.send({ type: 'client-typing', data: { typing: true } });
+    await page.getByText('Someone is typing…').waitFor();
+    await api(`/rooms/${roomId}/messages`, { token: owner.token, body: { content: 'We do, in three days.' } });
+    await page.getByText('We do, in three days.').waitFor();
+    await textbox.fill('Gr');
+    const guestTyping = await agent.next((frame) => frame.type === 'event' && frame.event === 'client-typing');
+    const handoff = await api(`/rooms/${roomId}/handoff`, { apiKey: project.apiKey, body: {} });
+    await page.getByText('A person from our team has joined the conversation.').waitFor();
+
+    // Assess
+    expect(guest.userId).toMatch(/^guest_/);
+    expect(stored.userId).toBe(guest.userId);
+    expect(guestTyping).toMatchObject({ userId: guest.userId, data: { typing: true } });
+    expect(handoff.status).toBe(201);
+    const reply = page.locator('.message:not(.own)').last();
+    const color = await reply.evaluate((element) => getComputedStyle(element).color);
+    expect(color).toBe('rgb(31, 35, 40)');
+    expect(await page.evaluate(() => (globalThis as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
+    expect(await seriousAxeViolations(page, '[data-chat-widget]')).toEqual([]);
+    await saveScreenshot(page, 'widget-open');
+
+    // Act and assess: Escape closes the panel and gives the focus back to the launcher
+    await textbox.press('Escape');
+    await page.locator('#chat-panel').waitFor({ state: 'hidden' });
+    expect(await page.evaluate(() => document.querySelector('[data-chat-widget]')?.shadowRoot?.activeElement?.className)).toBe('launcher');
+    await agent.close();
+  });
+
+  it('falls back to SSE when the browser blocks the WebSocket, and to polling when it blocks the stream too, still receiving', async () => {
+    // Prepare
+    const { project, owner, roomId } = await widgetProject('widget-fallback');
+    const sse = await openShop(project, { blockWebSocket: true });
+    const polling = await openShop(project, { blockWebSocket: true, blockStream: true });
+    contexts.push(sse.context, polling.context);
+
+    // Act
+    await launcherOf(sse.page).click();
+    await launcherOf(polling.page).click();
+    await panelIn(sse.page, 'sse').waitFor();
+    await panelIn(polling.page, 'polling').waitFor();
+    await api(`/rooms/${roomId}/messages`, { token: owner.token, body: { content: 'Anyone there?' } });
+    const textbox = polling.page.getByRole('textbox', { name: 'Message' });
+    await textbox.fill('Polling here');
+    await textbox.press('Enter');
+
+    // Assess
+    await sse.page.getByText('Anyone there?').waitFor();
+    await polling.page.getByText('Anyone there?').waitFor();
+    await storedMessage(project, roomId, 'Polling here');
+    await sse.page.getByText('Polling here').waitFor();
+  });
+
+  it('shows nothing when embed_widget is off: the script answers 403, and a cached script takes itself off at the refused session', async () => {
+    // Prepare
+    const { project } = await widgetProject('widget-flag-off');
+    await api('/admin/feature-flags', { apiKey: project.apiKey, method: 'PUT', body: { overrides: { embed_widget: false } } });
+
+    // Act
+    const withProject = await openShop(project, { scriptQuery: `?projectId=${project.projectId}` });
+    const plain = await openShop(project);
+    contexts.push(withProject.context, plain.context);
+    await launcherOf(plain.page).click();
+
+    // Assess
+    expect(await withProject.page.locator('[data-chat-widget]').count()).toBe(0);
+    await plain.page.waitForFunction(() => document.querySelector('[data-chat-widget]') === null);
+  });
+
+  it('shows nothing on a site whose origin the project did not allow', async () => {
+    // Prepare
+    const { project } = await widgetProject('widget-origin', () => ['https://shop.example.com']);
+    const { context, page } = await openShop(project);
+    contexts.push(context);
+
+    // Act
+    await launcherOf(page).click();
+
+    // Assess
+    await page.waitForFunction(() => document.querySelector('[data-chat-widget]') === null);
+  });
+
+  it("gives the guest a token that gets 403 on the room's e2e key", async () => {
+    // Prepare
+    const { project, roomId } = await widgetProject('widget-e2e');
+    const { context, page } = await openShop(project);
+    contexts.push(context);
+    const guestAnswer = page.waitForResponse((response) => response.url().endsWith('/auth/guest'));
+    await launcherOf(page).click();
+    const guest = await (await guestAnswer).json();
+
+    // Act
+    const e2e = await api(`/rooms/${roomId}/e2e-key`, { token: guest.token });
+
+    // Assess
+    expect(e2e.status).toBe(403);
+  });
+});
