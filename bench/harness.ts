@@ -25,6 +25,9 @@ export const GOALS = {
   eventP99Ms: 1000,
   resourcesPerStack: 400,
   templateKiB: 800,
+  /** The embed widget's script, gzipped, and its time from request to launcher on the page. */
+  widgetGzipKiB: 30,
+  widgetReadyMs: 300,
 } as const;
 
 /**

@@ -22,6 +22,8 @@
  *  13. uploads: 1 MiB files through POST /upload beside a direct PutObject to the same S3 stand-in
  *  14. the message lifecycle: DynamoDB requests per reaction and per edit, and a reaction storm
  *      (1,000 reactions on one message) with its final counts
+ *  15. the embed widget: embed.js raw and gzipped, script request to widget ready and guest
+ *      session to first message in headless Chromium
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
  *
@@ -30,12 +32,13 @@
  *   BENCH_INIT_RUNS=5         fresh node processes per module init figure
  *   BENCH_RECEIVERS=10,100,1000  realtime room sizes
  *   BENCH_DIGEST_USERS=5000   subscribers of the digest run
+ *   BENCH_WIDGET_RUNS=10      page loads per embed widget figure
  *   BENCH_SOKETI=1            also measure Soketi as a realtime baseline (or `npm run bench -- --soketi`);
  *                             without it the realtime section reports the service and the plain ws server.
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             lifecycle, webhooks, events, push, ai, digest, uploads, realtime, bundles, ready, synth) and print their sections instead of
+ *                             lifecycle, webhooks, events, push, ai, digest, uploads, widget, realtime, bundles, ready, synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -58,6 +61,7 @@ import { throughput } from './throughput';
 import { uploads } from './uploads';
 import { Api, BENCH_OPERATOR_KEY, repoRoot, round } from './util';
 import { webhooks } from './webhooks';
+import { widget } from './widget';
 
 /**
  * In the order they run. The message figures come first, with the queue consumers still off so
@@ -79,6 +83,7 @@ const runOrder: readonly Bench[] = [
   ai,
   digest,
   uploads,
+  widget,
   realtime,
   bundles,
   ready,
@@ -101,6 +106,7 @@ const reportOrder: readonly Bench[] = [
   uploads,
   synth,
   realtime,
+  widget,
 ];
 
 const settings = readSettings(process.env, process.argv);

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AssetStaging, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -120,10 +120,13 @@ export interface ChatFunctionProps {
 }
 
 /**
- * Bundling that also writes a browser script into the asset. The hook runs only when the asset is
- * really bundled (not in synths that skip bundling), in this process, with esbuild like the
- * function's own bundle: it writes the file itself and asks for no shell command. The asset's hash
- * covers its output, so a changed script deploys a new version.
+ * Bundling that also writes a browser script into the asset. NodejsFunction asks its hooks for
+ * commands twice: at construction for a Docker build (paths under `/asset-output`), which never runs
+ * here (`forceDockerBundling: false`, esbuild is installed), and in `tryBundle` for the local build
+ * with the real output folder, only when the asset is really bundled. That second call writes the
+ * script itself, in this process, with the same esbuild as `lib/web-bundle.ts` serves locally; a
+ * Docker build would fail on purpose rather than ship a function without its script. The asset's
+ * hash covers its output, so a changed script deploys a new version.
  */
 function bundlingWith(browserBundle: BrowserBundle | undefined): BundlingOptions {
   if (!browserBundle) return chatFunctionBuild.bundling;
@@ -133,6 +136,8 @@ function bundlingWith(browserBundle: BrowserBundle | undefined): BundlingOptions
       beforeBundling: () => [],
       beforeInstall: () => [],
       afterBundling: (_inputDir, outputDir) => {
+        if (outputDir === AssetStaging.BUNDLING_OUTPUT_DIR)
+          return [`echo "${browserBundle.file} is written by local bundling only" >&2`, 'exit 1'];
         writeFileSync(path.join(outputDir, browserBundle.file), bundleBrowserScriptSync(browserBundle.entry).code);
         return [];
       },

@@ -1,77 +1,33 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createTestProject, newGroupRoom, runtime, type TestProject } from '../support/api';
 import { launchBrowser, saveScreenshot, seriousAxeViolations } from '../support/browser';
+import { type Shop, startShop } from '../support/widget-shop';
 import { connect, type RoomSocket } from '../support/ws';
 
 /**
- * The embed widget in headless Chromium, on a shop page of another origin (a server of this file on
- * loopback) that sends the strict Content-Security-Policy docs/widget.md asks of a site and a
+ * The embed widget in headless Chromium, on a shop page of another origin (test/support/widget-shop.ts)
+ * that sends the strict Content-Security-Policy docs/widget.md asks of a site and a
  * hostile stylesheet: the widget opens, gets a guest session, sends and receives, shows typing and
  * presence, falls back to SSE and then polling when the browser blocks the WebSocket and the
  * stream, and stays off the page when the flag is off or the site's origin is not allowed.
  */
 
-/** Rules a careless or hostile site may have; none of them reaches into the widget's shadow root. */
-const HOSTILE_CSS = `
-* { display: block !important; color: transparent !important; font-size: 3px !important; }
-div { visibility: hidden !important; position: static !important; opacity: 0 !important; }
-button, input, ol, li { display: none !important; }
-`;
-
 let browser: Browser;
-let shop: Server;
-let shopOrigin: string;
-
-/** The CSP of docs/widget.md for this runtime: scripts and connections to the API, nothing inline, no styles but the site's own. */
-function strictCsp(): string {
-  const { baseUrl } = runtime();
-  const api = new URL(baseUrl);
-  return [
-    "default-src 'none'",
-    `script-src ${api.origin}`,
-    `connect-src ${api.origin} ws://${api.host}`,
-    "style-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join('; ');
-}
-
-/** The shop's page: the one tag of the docs, for the project and room its query names. */
-function shopPage(query: URLSearchParams): string {
-  const src = `${runtime().baseUrl}/embed.js${query.get('scriptQuery') ?? ''}`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Shop</title><link rel="stylesheet" href="/hostile.css"></head>
-<body><main><h1>Shop</h1><p>Things for sale.</p></main>
-<script src="${src}" data-project="${query.get('project')}" data-room="${query.get('room') ?? 'support'}" async></script>
-</body></html>`;
-}
+let shop: Shop;
 
 beforeAll(async () => {
-  shop = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://shop');
-    if (url.pathname === '/hostile.css') {
-      response.writeHead(200, { 'content-type': 'text/css' }).end(HOSTILE_CSS);
-      return;
-    }
-    response
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': strictCsp() })
-      .end(shopPage(url.searchParams));
-  });
-  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  shopOrigin = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+  shop = await startShop(runtime().baseUrl);
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => shop?.close(resolve));
+  await shop?.close();
 });
 
 /** A project whose widget may run on the shop, with its support room (owned by a project user). */
-async function widgetProject(name: string, allowedOrigins = () => [shopOrigin]) {
+async function widgetProject(name: string, allowedOrigins = () => [shop.origin]) {
   const project = await createTestProject(name);
   const { owner, roomId } = await newGroupRoom(project);
   const settings = await api('/admin/widget', {
@@ -103,8 +59,7 @@ async function openShop(project: TestProject, options: { blockWebSocket?: boolea
   }
   if (options.blockStream) await context.route('**/rooms/*/stream', (route) => route.abort('blockedbyclient'));
   const page = await context.newPage();
-  const query = new URLSearchParams({ project: project.projectId, ...(options.scriptQuery ? { scriptQuery: options.scriptQuery } : {}) });
-  await page.goto(`${shopOrigin}/?${query}`);
+  await page.goto(shop.pageUrl({ projectId: project.projectId, scriptQuery: options.scriptQuery }));
   return { context, page };
 }
 
@@ -275,10 +230,12 @@ describe('the embed widget on a site of another origin', () => {
     await launcherOf(page).click();
     const guest = await (await guestAnswer).json();
 
-    // Act
-    const e2e = await api(`/rooms/${roomId}/e2e-key`, { token: guest.token });
+    // Act: from the shop's origin, which the token is bound to, so the refusal is the e2e rule's alone
+    const e2e = await api(`/rooms/${roomId}/e2e-key`, { token: guest.token, headers: { origin: shop.origin } });
+    const history = await api(`/rooms/${roomId}/messages`, { token: guest.token, headers: { origin: shop.origin } });
 
     // Assess
-    expect(e2e.status).toBe(403);
+    expect({ status: e2e.status, code: e2e.body?.error?.code }).toEqual({ status: 403, code: 'guest_forbidden' });
+    expect(history.status).toBe(200);
   });
 });

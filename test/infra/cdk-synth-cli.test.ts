@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { areas, type FunctionEntry, functionEntries, httpRoutes, queues, stateMachines } from '#wiring';
 import { type BindingKindId, bindingKinds, bindingVariable, type OutboundHostId, outboundHosts, secretDefinitions } from '#wiring/bindings';
 import { bundlesModule } from '../../lib/constructs/handler-modules.ts';
+import { bundleBrowserScript } from '../../lib/web-bundle.ts';
 import { runCdkCli } from '../support/cdk-cli.ts';
 import { deployChecklist } from '../support/deploy-checklist.ts';
 
@@ -220,16 +221,28 @@ describe('npx cdk synth', () => {
   });
 
   it('bundles every handler into a self-contained ESM file with a source map', () => {
-    const assetDirs = lambdaFunctions().map((fn) => fn.assetDir);
+    const functions = lambdaFunctions();
 
-    expect(new Set(assetDirs).size).toBe(functionEntries.length);
-    for (const assetDir of assetDirs) {
+    expect(new Set(functions.map((fn) => fn.assetDir)).size).toBe(functionEntries.length);
+    for (const { assetDir, entry } of functions) {
       const files = readdirSync(assetDir).sort();
-      expect(files).toEqual(['index.mjs', 'index.mjs.map']);
+      // A route that serves a browser script has it beside its code (checked below).
+      expect(files).toEqual(['index.mjs', 'index.mjs.map', ...(entry?.browserBundle ? [entry.browserBundle.file] : [])].sort());
       const code = readFileSync(path.join(assetDir, 'index.mjs'), 'utf8');
       // The #shared/* and #domain/* aliases are resolved at bundle time, and `require` exists in ESM.
       expect(code).not.toMatch(/from\s*["']#(shared|domain)\//);
       expect(code.startsWith("import { createRequire as __chatCreateRequire } from 'node:module';")).toBe(true);
+    }
+  });
+
+  it("ships each route's browser script beside its code: the bytes the local runtime bundles and serves", async () => {
+    const serving = lambdaFunctions().filter((fn) => fn.entry?.browserBundle);
+
+    expect(serving.map((fn) => fn.key)).toEqual(['Widget/GetEmbedScript']);
+    for (const { assetDir, entry } of serving) {
+      const bundle = entry?.browserBundle as NonNullable<FunctionEntry['browserBundle']>;
+      const shipped = readFileSync(path.join(assetDir, bundle.file), 'utf8');
+      expect(shipped).toBe((await bundleBrowserScript(bundle.entry)).code);
     }
   });
 
