@@ -13,6 +13,8 @@ const STATE_WORDS: Record<ConnectionState, string> = {
   disconnected: 'Offline',
 };
 
+/** A guest token this close to its expiry is replaced before the next connection attempt. */
+const TOKEN_RENEW_MARGIN_MS = 60_000;
 /** Typing indicators last this long unless renewed (the agent renews its own every 3 s). */
 const TYPING_SHOWN_MS = 6000;
 /** The visitor's `client-typing` is sent at most this often while they type... */
@@ -27,6 +29,8 @@ const TYPING_IDLE_MS = 4000;
  */
 export class WidgetChat {
   private session: GuestSession | undefined;
+  /** Every guest user this visitor has been: a renewed session is a new guest, and their messages are all "You". */
+  private readonly ownUserIds = new Set<string>();
   private room: RoomClient | undefined;
   private starting: Promise<void> | undefined;
   private lastTypingSentAt = 0;
@@ -53,10 +57,12 @@ export class WidgetChat {
       return;
     }
     this.session = session;
+    this.ownUserIds.add(session.userId);
     const room = createRoomClient({
       baseUrl: settings.baseUrl,
       roomId: session.roomId,
-      token: session.token,
+      // Asked before every connection attempt: a lapsing guest token is replaced by a new session.
+      getToken: () => this.currentToken(),
       ...(settings.wsUrl ? { wsUrl: settings.wsUrl } : {}),
       ...(settings.sseUrl ? { sseUrl: settings.sseUrl } : {}),
     });
@@ -70,7 +76,7 @@ export class WidgetChat {
     room.on('member_left', () => view.showPresence(room.members.length));
     room.on('message', (message) => this.showMessage(message));
     room.on('event', ({ event, userId, data }) => {
-      if (event !== 'client-typing' || !userId || userId === session.userId) return;
+      if (event !== 'client-typing' || !userId || this.ownUserIds.has(userId)) return;
       this.typingChanged(userId, 'Someone', data.typing !== false);
     });
     room.on('agent_typing', ({ userId, typing }) => this.typingChanged(userId, 'The assistant', typing));
@@ -80,8 +86,24 @@ export class WidgetChat {
     view.showState(room.state, STATE_WORDS[room.state]);
   }
 
+  /** The session's token, or a new session's when it is about to lapse; a refused renewal takes the widget off the page. */
+  private async currentToken(): Promise<string> {
+    const session = this.session as GuestSession;
+    const expiresAt = Date.parse(session.expiresAt);
+    if (Number.isNaN(expiresAt) || expiresAt - Date.now() > TOKEN_RENEW_MARGIN_MS) return session.token;
+    const renewed = await startGuestSession(this.settings);
+    if (!renewed) {
+      this.room?.close();
+      this.view.remove();
+      throw new Error('The guest session was not renewed');
+    }
+    this.session = renewed;
+    this.ownUserIds.add(renewed.userId);
+    return renewed.token;
+  }
+
   private showMessage(message: Message): void {
-    const own = message.userId === this.session?.userId;
+    const own = this.ownUserIds.has(message.userId);
     // A message ends its author's typing at once, not when the indicator would lapse.
     if (this.typers.has(message.userId)) this.typingChanged(message.userId, '', false);
     this.view.showMessage({ id: message.id, own, author: own ? 'You' : authorOf(message.userId), content: message.content });

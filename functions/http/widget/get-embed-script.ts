@@ -1,6 +1,6 @@
 import { enforceRouteGuards } from '#domain/guards/route-guards';
 import { httpHandler } from '#edge/http';
-import { idSchema } from '#shared/ids';
+import { PROJECT_ID_PATTERN } from '#shared/ids';
 import * as z from '#shared/schema';
 import { readWebBundle } from '#shared/web-bundles';
 import { httpRoute } from '#wiring';
@@ -8,7 +8,7 @@ import { httpRoute } from '#wiring';
 const route = httpRoute('GetEmbedScript');
 const bundleFile = route.browserBundle?.file ?? 'embed.js';
 
-const query = z.object({ projectId: z.optional(idSchema) });
+const query = z.object({ projectId: z.optional(z.string().check(z.regex(PROJECT_ID_PATTERN, 'must be a project id'))) });
 
 /**
  * Five minutes: a deploy reaches every site (and the edge cache) within that, and a browser past it

@@ -1,20 +1,92 @@
-import { describe, expect, it } from 'vitest';
-import { api } from '../../support/api';
-import { describeValidationMatrix, expectInvalid, type RouteRequests, type Variant } from '../../support/matrices/validation-driver';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, uniqueId } from '../../support/api';
+import {
+  createValidationProject,
+  describeValidationMatrix,
+  drop,
+  expectInvalid,
+  idVariants,
+  long,
+  type RouteRequests,
+  set,
+  type ValidationProject,
+  type Variant,
+} from '../../support/matrices/validation-driver';
 
-/** Bad input to the Widget area's routes; the checks are the matrix's (`validation-driver.ts`). */
+/** Bad input to the embed widget's routes; the checks common to every route are the matrix's (`validation-driver.ts`). */
 
-/** How to make a request each route of the area accepts. */
+const SHOP = 'https://shop.example.com';
+
+let fixture: ValidationProject;
+let publicRoomId: string;
+
+beforeAll(async () => {
+  fixture = await createValidationProject('validation-widget');
+  publicRoomId = uniqueId('public');
+  await api('/rooms', { token: fixture.memberToken, body: { id: publicRoomId, type: 'public' } });
+  await api('/admin/widget', { method: 'PUT', apiKey: fixture.project.apiKey, body: { allowedOrigins: [SHOP], supportRoomId: null } });
+});
+
+const admin = () => ({ token: fixture.adminToken });
+
 const requests: RouteRequests = {
+  CreateGuestSession: {
+    path: () => '/auth/guest',
+    auth: () => ({ headers: { origin: SHOP } }),
+    body: () => ({ projectId: fixture.project.projectId, roomId: publicRoomId, name: 'Visitor' }),
+    success: 201,
+    roomInBody: true,
+  },
+  GetWidgetSettings: { path: () => '/admin/widget', auth: admin, success: 200 },
+  PutWidgetSettings: {
+    path: () => '/admin/widget',
+    auth: admin,
+    body: () => ({ allowedOrigins: [SHOP, 'http://localhost:5173'], supportRoomId: fixture.roomId }),
+    success: 200,
+  },
   GetEmbedScript: { path: () => '/embed.js', auth: () => ({}), success: 200 },
 };
 
-const fieldVariants: Record<string, Variant[]> = {};
+const origins = (...values: unknown[]) => set('allowedOrigins', values);
+
+const fieldVariants: Record<string, Variant[]> = {
+  CreateGuestSession: [
+    ['projectId missing', drop('projectId'), 'body.projectId'],
+    ['projectId a number', set('projectId', 42), 'body.projectId'],
+    ['projectId not a project id', set('projectId', 'Not A Project'), 'body.projectId'],
+    ...idVariants('roomId', false),
+    ['name a number', set('name', 42), 'body.name'],
+    ['name empty', set('name', ''), 'body.name'],
+    ['name blank', set('name', '   '), 'body.name'],
+    ['name of 65 characters', set('name', long(65)), 'body.name'],
+  ],
+  PutWidgetSettings: [
+    ['allowedOrigins missing', drop('allowedOrigins'), 'body.allowedOrigins'],
+    ['allowedOrigins a string', set('allowedOrigins', SHOP), 'body.allowedOrigins'],
+    ['allowedOrigins null', set('allowedOrigins', null), 'body.allowedOrigins'],
+    ['an origin a number', origins(42), 'body.allowedOrigins.0'],
+    ['an origin with a path', origins(`${SHOP}/shop`), 'body.allowedOrigins.0'],
+    ['an origin with a query', origins(`${SHOP}?a=1`), 'body.allowedOrigins.0'],
+    ['an origin of plain http', origins('http://shop.example.com'), 'body.allowedOrigins.0'],
+    ['an origin of another scheme', origins('ftp://shop.example.com'), 'body.allowedOrigins.0'],
+    ['the second origin a wildcard', origins(SHOP, '*'), 'body.allowedOrigins.1'],
+    [
+      '21 origins',
+      set(
+        'allowedOrigins',
+        Array.from({ length: 21 }, (_, index) => `https://s${index}.example.com`),
+      ),
+      'body.allowedOrigins',
+    ],
+    ['supportRoomId missing', drop('supportRoomId'), 'body.supportRoomId'],
+    ...idVariants('supportRoomId', false).filter(([label]) => !label.endsWith('null')),
+  ],
+};
 
 describeValidationMatrix('Widget', requests, fieldVariants);
 
-describe('query parameters', () => {
-  it.each(['', 'a b', 'x'.repeat(129), 'semi;colon'])('GET /embed.js?projectId=%s → 400 naming query.projectId', async (projectId) => {
+describe('GET /embed.js query parameters', () => {
+  it.each(['', 'a b', 'Not A Project', 'semi;colon'])('?projectId=%s → 400 naming query.projectId', async (projectId) => {
     // Act
     const response = await api(`/embed.js?projectId=${encodeURIComponent(projectId)}`);
 
@@ -22,9 +94,9 @@ describe('query parameters', () => {
     expectInvalid(response, 'query.projectId');
   });
 
-  it('serves a well-formed project id it does not know under the deployment default (the script names no project)', async () => {
+  it("serves a well-formed project id it does not know under the deployment's default (the script names no project)", async () => {
     // Act
-    const response = await api('/embed.js?projectId=prj_unknown');
+    const response = await api('/embed.js?projectId=no-such-project');
 
     // Assess
     expect(response.status).toBe(200);
