@@ -33,12 +33,13 @@ async function loadOnce(browser: Browser, url: string): Promise<{ readyMs: numbe
   try {
     const page = await context.newPage();
     await page.goto(url);
-    const readyMs = await page.evaluate(async () => {
-      const mark = () => performance.getEntriesByName('chat-widget-ready')[0];
-      while (!mark()) await new Promise((resolve) => setTimeout(resolve, 5));
-      const script = performance.getEntriesByType('resource').find((entry) => entry.name.includes('/embed.js'));
-      return (mark()?.startTime ?? 0) - (script?.startTime ?? 0);
-    });
+    // No named functions inside: tsx would wrap them in a helper the page does not have.
+    await page.waitForFunction(() => performance.getEntriesByName('chat-widget-ready').length > 0, undefined, { polling: 'raf' });
+    const readyMs = await page.evaluate(
+      () =>
+        (performance.getEntriesByName('chat-widget-ready')[0]?.startTime ?? 0) -
+        (performance.getEntriesByType('resource').find((entry) => entry.name.includes('/embed.js'))?.startTime ?? 0),
+    );
     await page.getByRole('button', { name: /chat/i }).click();
     const shownAt = await page.waitForFunction(
       (text) => {
@@ -65,6 +66,8 @@ export const widget: Bench<WidgetFigures> = {
   needs: 'service',
   async run({ service, log }) {
     const { api, runtime } = service;
+    // The WebSocket's welcome (its `history` frame) is the realtime worker's, a queue consumer.
+    runtime.startConsumers();
     const served = await fetch(`${runtime.baseUrl}/embed.js`);
     const code = Buffer.from(await served.arrayBuffer());
     const sizes = { rawBytes: code.length, gzipBytes: gzipSync(code).length, brotliBytes: brotliCompressSync(code).length };
@@ -118,7 +121,7 @@ export const widget: Bench<WidgetFigures> = {
     },
   ],
 
-  section: ({ rawBytes, gzipBytes, brotliBytes, runs, readyMs, firstMessageMs }) => `## 15. Embed widget
+  section: ({ rawBytes, gzipBytes, brotliBytes, runs, readyMs, firstMessageMs }) => `## Embed widget
 
 \`GET /embed.js\` as the local runtime serves it: the bundle of \`web/widget/\` and the SDK, built by the esbuild CDK uses
 (\`lib/web-bundle.ts\`; minified IIFE). Goal: at most ${GOALS.widgetGzipKiB} KiB gzipped.
