@@ -20,8 +20,6 @@ export const WIDGET_CSS = `
   z-index: 2147483647 !important;
   font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif !important;
   color: #1f2328 !important;
-  visibility: visible !important;
-  opacity: 1 !important;
 }
 *, *::before, *::after { box-sizing: border-box; font: inherit; color: inherit; margin: 0; }
 [hidden] { display: none !important; }
