@@ -8,6 +8,7 @@ import { answerPreflight, refuseOnSocket, sendJson } from './gateway/http-replie
 import { answerLocalControl, type LocalControls } from './gateway/local-controls';
 import { serveManagementApi } from './gateway/management-endpoint';
 import { type GatewayState, requestUrl } from './gateway/state';
+import { webPages } from './gateway/web-pages';
 import { handleUpgrade, type WebSocketContext, webSocketServer } from './gateway/websocket-session';
 import type { HandlerHost } from './handlers';
 import {
@@ -49,7 +50,8 @@ export interface GatewayOptions extends LocalControls {
  * wiring table to handler modules (payload format 2.0), runs the WebSocket API's `$connect`,
  * `$default` and `$disconnect` routes, and serves the `@connections` management API the real
  * `ApiGatewayManagementApiClient` talks to. Handlers are imported in-process on first use.
- * `fanOutSwitch` is served only when the runtime was started with controls (never deployed).
+ * `fanOutSwitch` is served only when the runtime was started with controls (never deployed); the
+ * demo page (`/`) and the console (`/console/`) are served here too, never by the wiring table.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const host = options.host ?? '127.0.0.1';
@@ -57,6 +59,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const sockets = new Map<string, SocketEntry>();
   const management = managementApi(sockets, options.managementAccessKeyId, options.managementFaults);
   const webSockets: WebSocketContext = { sockets, handlers: options.handlers, state, server: webSocketServer() };
+  const pages = webPages();
 
   const handleHttp = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = requestUrl(state, request.url);
@@ -64,6 +67,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const target = { method, pathname: url.pathname, ready: state.ready };
     if (url.pathname.startsWith('/@connections/')) return serveManagementApi(management.request, request, response, target);
     if (await answerLocalControl(request, response, target, options)) return;
+    if (await pages.serve(request, response, target)) return;
     if (method === 'OPTIONS') return answerPreflight(response);
     return dispatchHttpRoute(request, response, { url, method, domainName: state.domainName }, options.handlers);
   };
