@@ -97,7 +97,7 @@ export async function flagsPage({ call, root, baseUrl }: PageContext): Promise<v
                         {
                           type: 'button',
                           class: 'secondary',
-                          'aria-label': `Use the default for ${flag}`,
+                          'aria-label': `Use default for ${flag}`,
                           onclick: () => {
                             const { [flag]: _removed, ...rest } = overrides;
                             void save(rest, `${flag} follows the default again.`);

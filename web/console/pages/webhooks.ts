@@ -155,7 +155,7 @@ export async function webhooksPage({ call, root }: PageContext): Promise<void> {
     try {
       const listed = (await call<{ deliveries: Delivery[] }>('/admin/webhooks/deliveries?limit=100')).deliveries;
       const failed = listed.filter((delivery) => delivery.status === 'failed').length;
-      fill(summary, `${listed.length} recent deliveries, ${failed} failed.`);
+      fill(summary, `${listed.length} recent ${listed.length === 1 ? 'delivery' : 'deliveries'}, ${failed} failed.`);
       if (listed.length === 0) return fill(deliveries);
       const rows = listed.map((delivery) => deliveryRow(delivery));
       fill(
