@@ -1,3 +1,10 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
@@ -113,5 +120,47 @@ describe('the console, signed in with the API key', () => {
     const asUser = await api('/client/feature-flags', { token: await project.token('alice') });
     expect(asUser.body.flags.voice_messages).toBe(false);
     expect(await seriousAxeViolations(page)).toEqual([]);
+  });
+});
+
+describe('the static build (npm run build:console)', () => {
+  let folder: string;
+  let site: Server;
+  let siteUrl: string;
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'console-build-'));
+    await promisify(execFile)('npx', ['tsx', 'bin/build-console.ts', folder]);
+    // A static host on another origin than the API: it serves the two files and nothing else.
+    const files: Record<string, [string, string]> = {
+      '/': ['index.html', 'text/html; charset=utf-8'],
+      '/console.js': ['console.js', 'text/javascript; charset=utf-8'],
+    };
+    site = createServer((request, response) => {
+      const file = files[request.url ?? ''];
+      if (!file) return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-type': file[1] }).end(readFileSync(join(folder, file[0])));
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+  }, 60_000);
+  afterAll(async () => {
+    await new Promise((resolve) => site?.close(resolve));
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('signs in from another origin with the API base URL typed in, and reads the project', async () => {
+    const hosted = await page.context().newPage();
+    await hosted.goto(siteUrl);
+    // It offers its own origin, which is not the API here.
+    expect(await hosted.getByLabel('API base URL').inputValue()).toBe(siteUrl.replace(/\/$/, ''));
+    await hosted.getByLabel('API base URL').fill(runtime().baseUrl);
+    await hosted.getByLabel('API key or admin token').fill(project.apiKey);
+    await hosted.getByRole('button', { name: 'Sign in' }).click();
+    await hosted.getByRole('link', { name: 'Feature flags' }).click();
+    const flag = hosted.getByRole('switch', { name: 'voice_messages' });
+    await flag.waitFor();
+    expect(await flag.isChecked()).toBe(false);
+    await hosted.close();
   });
 });

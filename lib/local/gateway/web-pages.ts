@@ -7,13 +7,13 @@ import { bundleBrowserScript, type WebBundle } from '../../web-bundle';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** A page's HTML and the one script it loads, as the local gateway serves them. */
-interface PageFiles {
+export interface PageFiles {
   readonly html: string;
   readonly script: { readonly path: string; readonly entry: string };
 }
 
 /** The demo page at `/`, the console at `/console/` (its static build is `npm run build:console`). */
-const pages: Readonly<Record<string, PageFiles>> = {
+export const WEB_PAGES: Readonly<Record<'/' | '/console/', PageFiles>> = {
   '/': { html: 'web/demo/index.html', script: { path: '/demo.js', entry: 'web/demo/demo.ts' } },
   '/console/': { html: 'web/console/index.html', script: { path: '/console/console.js', entry: 'web/console/console.ts' } },
 };
@@ -51,7 +51,7 @@ export interface WebPages {
  */
 export function webPages(): WebPages {
   const bundles = new Map<string, Promise<WebBundle>>();
-  for (const page of Object.values(pages)) {
+  for (const page of Object.values(WEB_PAGES)) {
     const bundle = bundleBrowserScript(page.script.entry);
     bundle.catch((error) => console.error(`Could not bundle ${page.script.entry}:`, error));
     bundles.set(page.script.path, bundle);
@@ -64,7 +64,7 @@ export function webPages(): WebPages {
         response.end();
         return true;
       }
-      const page = pages[pathname === '/index.html' ? '/' : pathname];
+      const page = (WEB_PAGES as Readonly<Record<string, PageFiles>>)[pathname === '/index.html' ? '/' : pathname];
       if (page) {
         const html = await readFile(join(repoRoot, page.html));
         send(
