@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runtime, uniqueId } from '../support/api';
+import { httpRoutes } from '#wiring';
+import { api, runtime, uniqueId } from '../support/api';
 import { launchBrowser, saveScreenshot, seriousAxeViolations } from '../support/browser';
 
 /**
@@ -76,5 +77,27 @@ describe('the demo page, two visitors in one room', () => {
   it('has no serious accessibility violations, and leaves a screenshot', async () => {
     expect(await seriousAxeViolations(alicePage)).toEqual([]);
     await saveScreenshot(alicePage, 'demo');
+  });
+});
+
+describe('the demo sign-in, local only', () => {
+  it('mints a member token of the demo project for a name, and refuses a name that is no user id', async () => {
+    const refused = await api('/_local/demo/session', { body: { name: 'not a user id' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'body.name' }] });
+    const name = uniqueId('carol');
+    const issued = await api('/_local/demo/session', { body: { name } });
+    expect(issued.status).toBe(201);
+    expect(issued.body).toMatchObject({ projectId: 'demo', userId: name });
+    const claims = JSON.parse(Buffer.from(issued.body.token.split('.')[1], 'base64url').toString('utf8'));
+    expect(claims).toMatchObject({ projectId: 'demo', userId: name, roles: ['member'] });
+    expect((await api('/rooms?scope=public', { token: issued.body.token })).status).toBe(200);
+  });
+
+  it('is served by the local gateway alone: no route of the wiring table (what CDK deploys) has these paths', () => {
+    const localOnly = httpRoutes.filter(
+      (route) => route.path === '/' || route.path.startsWith('/console') || route.path.startsWith('/_local'),
+    );
+    expect(localOnly).toEqual([]);
   });
 });
