@@ -92,10 +92,13 @@ export type Handshake =
   | { readonly open: true; readonly socket: RoomSocket }
   | { readonly open: false; readonly status: number; readonly body: any; readonly headers: IncomingHttpHeaders };
 
-/** Opens a WebSocket to a URL; resolves with the refusal instead of throwing when the upgrade is refused. */
-export function tryOpen(url: string): Promise<Handshake> {
+/**
+ * Opens a WebSocket to a URL; resolves with the refusal instead of throwing when the upgrade is
+ * refused. `origin` is the `Origin` header a browser on that site would send.
+ */
+export function tryOpen(url: string, options: { readonly origin?: string } = {}): Promise<Handshake> {
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url);
+    const socket = new WebSocket(url, options.origin === undefined ? {} : { origin: options.origin });
     const room = new RoomSocket(socket);
     socket.once('open', () => resolve({ open: true, socket: room }));
     socket.once('unexpected-response', (request, response) => {

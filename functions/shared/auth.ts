@@ -7,7 +7,7 @@ import { db, tableName } from '#shared/db/client';
 import { type ProjectItem, projectItem, projectKey, signingSecretBinding } from '#shared/db/project';
 import { ForbiddenError, UnauthorizedError } from '#shared/errors';
 import { openGeneratedKey } from '#shared/generated-keys';
-import { idSchema, PROJECT_ID_PATTERN, reservedPrefixOf } from '#shared/ids';
+import { GUEST_USER_PREFIX, idSchema, PROJECT_ID_PATTERN, reservedPrefixOf } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { ROLES, type Role } from '#wiring';
 
@@ -22,6 +22,11 @@ export interface UserPrincipal {
    * the GDPR routes (`subjectOf`). Absent when `sub` is absent or equals `userId`.
    */
   readonly subject?: string;
+  /**
+   * The site origin the token is bound to (a guest session's, `POST /auth/guest`): a request that
+   * presents it with another `Origin` is refused before any route runs.
+   */
+  readonly origin?: string;
 }
 
 /** A customer's backend, from a project API key: admin rights in its own project only. */
@@ -144,6 +149,10 @@ export interface TokenClaims {
   readonly roles: readonly Role[];
   /** The subject (`sub`); `userId` when absent. */
   readonly sub?: string;
+  /** Binds the token to a site origin (guest sessions). */
+  readonly origin?: string;
+  /** A display name the client chose (guest sessions); informational, the service shows it nowhere. */
+  readonly name?: string;
 }
 
 /** Signs a user JWT the way a customer's backend may too: HS256 with the project's signing secret. */
@@ -153,7 +162,9 @@ export async function signUserToken(
   expiresInSeconds: number,
 ): Promise<{ token: string; expiresAt: string }> {
   const expiresAtSeconds = Math.floor(Date.now() / 1000) + expiresInSeconds;
-  const token = await new SignJWT({ projectId: claims.projectId, userId: claims.userId, roles: [...claims.roles] })
+  const bound = claims.origin === undefined ? {} : { origin: claims.origin };
+  const named = claims.name === undefined ? {} : { name: claims.name };
+  const token = await new SignJWT({ projectId: claims.projectId, userId: claims.userId, roles: [...claims.roles], ...bound, ...named })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub ?? claims.userId)
     .setIssuedAt()
@@ -187,12 +198,27 @@ function claimProblem(error: InstanceType<typeof joseErrors.JWTClaimValidationFa
 }
 
 /**
+ * A guest's user id (`guest_…`) is accepted only in a token shaped as the service mints guest
+ * sessions: the `guest` role alone and an origin it is bound to. A member's token naming one is
+ * refused like any reserved id, so a customer backend that signs tokens for names its users pick
+ * cannot hand one a guest's conversation.
+ */
+const isGuestShaped = (roles: readonly Role[], origin: string | undefined) =>
+  origin !== undefined && roles.length === 1 && roles[0] === 'guest';
+
+/**
  * Verifies a user JWT: the unverified `projectId` claim only selects which secret to try; the
  * signature, the HS256 allow-list and `exp` decide. Tokens without roles are plain members. Each
  * refusal says what to change (a claim missing, the algorithm, the secret), never anything the
  * caller did not send.
+ *
+ * `requestOrigin` is the request's `Origin` header (HTTP, SSE, the WebSocket upgrade): a token
+ * bound to an origin (a guest session) is refused with 403 `origin_not_allowed` when the browser
+ * says it runs on another site. A request without `Origin` is no browser's cross-origin request
+ * (browsers send it on every one, WebSocket upgrades and EventSource included), and a client that
+ * leaves it out could as well write the bound one, so it passes.
  */
-export async function authenticateToken(token: string): Promise<UserPrincipal> {
+export async function authenticateToken(token: string, requestOrigin: string | undefined): Promise<UserPrincipal> {
   if (looksLikeApiKey(token)) throw new UnauthorizedError('invalid_token', API_KEY_AS_TOKEN);
   let projectId: unknown;
   try {
@@ -220,16 +246,28 @@ export async function authenticateToken(token: string): Promise<UserPrincipal> {
     if (!userId.success) {
       throw new UnauthorizedError('invalid_token', "The token's user id must be 1-128 characters of letters, digits and _ . : @ -");
     }
+    const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);
+    const origin = typeof payload.origin === 'string' ? payload.origin : undefined;
     // A customer's backend signs its own tokens: one naming an agent's user would speak as the agent.
-    if (reservedPrefixOf('user', userId.data) !== undefined) {
+    const reserved = reservedPrefixOf('user', userId.data);
+    if (reserved !== undefined && !(reserved === GUEST_USER_PREFIX && isGuestShaped(roles, origin))) {
       throw new UnauthorizedError('invalid_token', 'The token names a user id the service reserves');
     }
-    const roles = payload.roles === undefined ? (['member'] as Role[]) : knownRoles(payload.roles);
+    if (origin !== undefined && requestOrigin !== undefined && requestOrigin !== origin) {
+      throw new ForbiddenError(`This token was issued for ${origin} and works from that site only`, 'origin_not_allowed');
+    }
     const subject = subjectClaim(payload.sub, userId.data);
-    return { kind: 'user', projectId: project.projectId, userId: userId.data, roles, ...(subject === undefined ? {} : { subject }) };
+    return {
+      kind: 'user',
+      projectId: project.projectId,
+      userId: userId.data,
+      roles,
+      ...(subject === undefined ? {} : { subject }),
+      ...(origin === undefined ? {} : { origin }),
+    };
   } catch (error) {
     if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('token_expired', 'The token has expired');
-    if (error instanceof UnauthorizedError) throw error;
+    if (error instanceof UnauthorizedError || error instanceof ForbiddenError) throw error;
     if (error instanceof joseErrors.JWTClaimValidationFailed) throw new UnauthorizedError('invalid_token', claimProblem(error));
     if (error instanceof joseErrors.JOSEAlgNotAllowed) throw new UnauthorizedError('invalid_token', 'The token must be signed with HS256');
     if (error instanceof joseErrors.JWSSignatureVerificationFailed) {

@@ -40,6 +40,10 @@ const configSchema = z.object({
   SIGNIN_LOCKOUT_MAX_SECONDS: positiveInt(900),
   /** Failures are forgotten this long after the last one (or after the lock it caused ends); a success forgets them at once. */
   SIGNIN_FAILURE_MEMORY_SECONDS: positiveInt(900),
+  /** Requests to `POST /auth/guest` (embed widget guest sessions) per source IP per minute, whatever the project. */
+  RATE_LIMIT_GUEST_SESSIONS_PER_IP_PER_MINUTE: positiveInt(20),
+  /** Lifetime of a guest session's token (`POST /auth/guest`); the widget asks for a new session when it lapses. */
+  GUEST_TOKEN_TTL_SECONDS: positiveInt(3600),
   TOKEN_DEFAULT_TTL_SECONDS: positiveInt(3600),
   TOKEN_MAX_TTL_SECONDS: positiveInt(86_400),
   /** How long a function instance trusts cached project keys, rooms, memberships and block lists. */

@@ -73,6 +73,11 @@ export const ERROR_CODES = {
   guest_forbidden: { status: 403, meaning: 'A room guest asks for what guests may not have (the e2e room key)' },
   backdating_forbidden: { status: 403, meaning: "Only an admin token or the API key may set a message's `userId` or `createdAt`" },
   feature_disabled: { status: 403, meaning: "The route's feature flag is off for the project" },
+  origin_not_allowed: {
+    status: 403,
+    meaning:
+      "A guest session asked from a site (`Origin`) not in the project's widget `allowedOrigins`, or a guest token presented from another origin than the one it was issued for",
+  },
   invalid_unsubscribe_link: {
     status: 403,
     meaning:
@@ -98,6 +103,10 @@ export const ERROR_CODES = {
   push_not_found: { status: 404, meaning: 'No such push to acknowledge' },
   attachment_not_found: { status: 404, meaning: 'No such attachment (a link that was never made, or an erased upload)' },
   notification_not_found: { status: 404, meaning: "No such notification in the caller's inbox (another user's, or expired)" },
+  support_room_not_set: {
+    status: 404,
+    meaning: 'A guest session asked for the support room of a project that has none (`PUT /admin/widget`)',
+  },
   canned_response_not_found: { status: 404, meaning: 'No such canned response in the project' },
   ticket_not_found: { status: 404, meaning: 'No such support ticket in the project' },
   survey_not_found: { status: 404, meaning: 'No such satisfaction survey of the caller' },

@@ -27,6 +27,13 @@ export const AGENT_USER_PREFIX = 'agent:';
  */
 export const ERASED_USER_PREFIX = 'erased:';
 export const ERASED_USER_ID = `${ERASED_USER_PREFIX}user`;
+/**
+ * A guest session's user (`POST /auth/guest`): the service draws the rest at random. Only a token
+ * shaped as a guest's (the `guest` role alone, bound to an origin) may name such an id
+ * (`functions/shared/auth.ts`), so no member token, minted or signed, can speak as a guest.
+ */
+export const GUEST_USER_PREFIX = 'guest_';
+export const newGuestUserId = () => newId(GUEST_USER_PREFIX.slice(0, -1));
 
 /**
  * Where a client names an id in a namespace the service also derives ids in, the prefixes of the
@@ -40,7 +47,9 @@ export const RESERVED_ID_PREFIXES = {
   clientMessage: [AGENT_USER_PREFIX],
   // A user `agent:<handle>` would post as the agent: its messages would pass for the agent's answers.
   // `erased:user` stands for every erased user: one who took it would own their tombstones.
-  user: [AGENT_USER_PREFIX, ERASED_USER_PREFIX],
+  // `guest_…` is a widget visitor's: a customer backend that mints tokens for names its users pick
+  // would otherwise let one pick a guest's id and read that guest's support conversation.
+  user: [AGENT_USER_PREFIX, ERASED_USER_PREFIX, GUEST_USER_PREFIX],
 } as const;
 
 /** The reserved prefix `id` begins with, where it begins with one of `kind`'s. */

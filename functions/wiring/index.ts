@@ -37,6 +37,7 @@ import type {
   WebSocketRoute,
 } from './types.ts';
 import { webhooks } from './webhooks.ts';
+import { widget } from './widget.ts';
 
 export * from './types.ts';
 
@@ -57,6 +58,7 @@ export const areas: readonly Area[] = [
   attachments,
   support,
   calls,
+  widget,
 ];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);

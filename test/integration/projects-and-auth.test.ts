@@ -65,7 +65,7 @@ describe('rotateProjectKeys', () => {
     expect(item?.apiKeyHash).toBe(createHash('sha256').update(String(rotated.apiKey)).digest('hex'));
     expect(await signingSecretOf(projectItem.parse(item))).toBe(rotated.signingSecret);
     await expect(authenticateApiKey(created.apiKey)).rejects.toMatchObject({ statusCode: 401, code: 'invalid_api_key' });
-    await expect(authenticateToken(oldToken.token)).rejects.toMatchObject({ statusCode: 401, code: 'invalid_token' });
+    await expect(authenticateToken(oldToken.token, undefined)).rejects.toMatchObject({ statusCode: 401, code: 'invalid_token' });
   });
 });
 

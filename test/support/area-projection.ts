@@ -146,8 +146,9 @@ export const futureAreas: readonly FutureArea[] = [
     subscribers: [],
   },
   {
-    id: 'Widget',
-    summary: 'The embeddable widget: sites, themes, launchers and greetings',
+    // A made-up area (the real Widget area exists: functions/wiring/widget.ts).
+    id: 'Branding',
+    summary: 'Branding of the customer-facing pages: sites, themes, launchers and greetings',
     auth: 'userOrService',
     collections: [
       collection('Site', 'Sites'),

@@ -12,6 +12,8 @@ export interface SocketOptions {
   readonly cache?: boolean | string;
   /** `ws://host:port` of the gateway. @default the shared runtime's */
   readonly wsUrl?: string;
+  /** The upgrade's `Origin` header, as a browser on that site sends it. @default none */
+  readonly origin?: string;
 }
 
 function socketUrl(path: string, token: string | undefined, options: SocketOptions): string {
@@ -32,11 +34,11 @@ export const userSocketUrl = (userId: string, token?: string, options: SocketOpt
 
 /** Opens a WebSocket to a room; resolves with the refusal instead of throwing when the upgrade is refused. */
 export const tryConnect = (roomId: string, token?: string, options: SocketOptions = {}): Promise<Handshake> =>
-  tryOpen(roomSocketUrl(roomId, token, options));
+  tryOpen(roomSocketUrl(roomId, token, options), options);
 
 /** Opens a user-channel WebSocket; resolves with the refusal instead of throwing when the upgrade is refused. */
 export const tryConnectUser = (userId: string, token?: string, options: SocketOptions = {}): Promise<Handshake> =>
-  tryOpen(userSocketUrl(userId, token, options));
+  tryOpen(userSocketUrl(userId, token, options), options);
 
 async function opened(handshake: Promise<Handshake>): Promise<RoomSocket> {
   const result = await handshake;

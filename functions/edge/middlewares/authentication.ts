@@ -74,7 +74,7 @@ async function authenticate(route: HttpRoute, event: CredentialEvent, options: A
               : 'Authorization: Bearer <JWT>';
         throw new UnauthorizedError('missing_credentials', `${accepted} is required`);
       }
-      return authenticateToken(token);
+      return authenticateToken(token, headers.origin);
     }
   }
 }

@@ -13,7 +13,7 @@ export const handler = httpHandler('GetFeatureFlags', {}, async ({ headers }) =>
   let projectId: string | undefined;
   if (token) {
     try {
-      projectId = (await authenticateToken(token)).projectId;
+      projectId = (await authenticateToken(token, headers.origin)).projectId;
     } catch (error) {
       if (!(error instanceof UnauthorizedError)) throw error;
     }

@@ -25,7 +25,7 @@ async function requestedProject(
     ]);
   }
   const token = bearerToken(headers.authorization);
-  const tokenProject = token === undefined ? undefined : (await authenticateToken(token)).projectId;
+  const tokenProject = token === undefined ? undefined : (await authenticateToken(token, headers.origin)).projectId;
   const projectId = named ?? header;
   if (projectId !== undefined && tokenProject !== undefined && projectId !== tokenProject) {
     throw new ForbiddenError("The project named is not the token's project", 'project_mismatch');
