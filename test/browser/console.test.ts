@@ -30,6 +30,7 @@ let page: Page;
 let project: TestProject;
 let receiver: WebhookReceiver;
 let failed: Delivery;
+let roomId: string;
 
 const deliveries = async () => {
   const listed = await api<{ deliveries: Delivery[] }>('/admin/webhooks/deliveries?limit=100', { apiKey: project.apiKey });
@@ -45,7 +46,7 @@ beforeAll(async () => {
     body: { url: receiver.url, eventTypes: ['message.created'] },
   });
   if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${JSON.stringify(registered.body)}`);
-  const roomId = uniqueId('room');
+  roomId = uniqueId('room');
   await api('/rooms', { apiKey: project.apiKey, body: { id: roomId, type: 'public', name: 'Lobby' } });
   const posted = await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey, body: { userId: 'alice', content: 'hello webhooks' } });
   if (posted.status !== 201) throw new Error(`message failed: ${posted.status} ${JSON.stringify(posted.body)}`);
@@ -58,6 +59,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   // The console's CSP refuses inline scripts, and axe-core is injected as one.
   page = await (await browser.newContext({ bypassCSP: true })).newPage();
+  page.setDefaultTimeout(10_000);
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -119,6 +121,43 @@ describe('the console, signed in with the API key', () => {
     expect(overrides.body).toEqual({ overrides: { voice_messages: false } });
     const asUser = await api('/client/feature-flags', { token: await project.token('alice') });
     expect(asUser.body.flags.voice_messages).toBe(false);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+  });
+});
+
+describe('the other pages of the console', () => {
+  it('shows a room with its messages, live, and adds a member with a role', async () => {
+    await page.getByRole('link', { name: 'Rooms' }).click();
+    await page.getByRole('button', { name: 'Lobby' }).click();
+    const messages = page.getByRole('list', { name: `Messages in ${roomId}` });
+    await messages.getByText('hello webhooks').waitFor();
+    await page.getByLabel('User id').fill('carol');
+    await page.getByLabel('Role').selectOption('guest');
+    await page.getByRole('button', { name: 'Add or change' }).click();
+    const carol = page.getByRole('table', { name: 'Members' }).getByRole('row').filter({ hasText: 'carol' });
+    await carol.waitFor();
+    expect(await carol.getByRole('cell').nth(1).innerText()).toBe('guest');
+    const members = await api(`/rooms/${roomId}/members`, { apiKey: project.apiKey });
+    expect(members.body.members).toContainEqual(expect.objectContaining({ userId: 'carol', role: 'guest' }));
+    await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey, body: { userId: 'bob', content: 'a later message' } });
+    await messages.getByText('a later message').waitFor();
+    expect(await seriousAxeViolations(page)).toEqual([]);
+  });
+
+  it('saves the block list and a canned response through the API', async () => {
+    await page.getByRole('link', { name: 'Block list' }).click();
+    await page.getByLabel('Blocked terms, one a line').fill('Spam\nscam');
+    await page.getByRole('button', { name: 'Save the block list' }).click();
+    await page.getByText(/^2 terms, last changed/).waitFor();
+    expect((await api('/admin/moderation/blocklist', { apiKey: project.apiKey })).body.terms).toEqual(['spam', 'scam']);
+
+    await page.getByRole('link', { name: 'Support' }).click();
+    await page.getByLabel('Title').fill('Greeting');
+    await page.getByLabel('Content').fill('Hello, how can we help?');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('table', { name: 'Canned responses' }).getByText('Hello, how can we help?').waitFor();
+    const listed = await api('/support/canned-responses', { apiKey: project.apiKey });
+    expect(listed.body.responses).toMatchObject([{ title: 'Greeting', content: 'Hello, how can we help?' }]);
     expect(await seriousAxeViolations(page)).toEqual([]);
   });
 });
