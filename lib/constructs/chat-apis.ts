@@ -7,6 +7,7 @@ import {
   CfnRouteResponse,
   type CfnStage,
   CorsHttpMethod,
+  type CorsPreflightOptions,
   HttpApi,
   HttpMethod,
   HttpRoute,
@@ -18,7 +19,13 @@ import {
   WebSocketStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { type FunctionUrl, FunctionUrlAuthType, InvokeMode, HttpMethod as UrlHttpMethod } from 'aws-cdk-lib/aws-lambda';
+import {
+  type FunctionUrl,
+  FunctionUrlAuthType,
+  type FunctionUrlCorsOptions,
+  InvokeMode,
+  HttpMethod as UrlHttpMethod,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import {
@@ -27,32 +34,9 @@ import {
   ROUTE_SELECTION_FIELD,
   type WebSocketRoute as WebSocketRouteEntry,
 } from '#wiring';
+import { CORS_MAX_AGE_SECONDS, type CorsRules, corsExposeHeaders, httpApiCors, streamCors } from '../cors.ts';
 import type { ChatConfig } from '../stacks/chat-config.ts';
 import type { ChatFunction } from './chat-function.ts';
-
-/**
- * Request headers browsers may send cross-origin: every header an HTTP API handler reads (the
- * credentials, the project of a web push subscription or VAPID key request, a signature to verify,
- * the trace id). A header missing here fails the browser's preflight on AWS only: the local
- * gateway does not enforce CORS.
- */
-export const corsAllowHeaders = [
-  'Authorization',
-  'Content-Type',
-  'X-Service-Api-Key',
-  'X-Service-Operator-Key',
-  'X-Service-Project-Id',
-  'X-Service-Signature',
-  'X-Webhook-Signature',
-  'X-Trace-Id',
-] as const;
-
-/**
- * Request headers a browser may send cross-origin to a streaming route's function URL: the JWT
- * (EventSource cannot set headers, so it may come as `?token=` instead), the resume point and the
- * trace id, all read by `functions/edge/stream.ts`.
- */
-export const streamCorsAllowHeaders = ['Authorization', 'Last-Event-ID', 'X-Trace-Id'] as const;
 
 /**
  * Timeout of the functions behind `functionUrl` routes: Lambda's maximum, 15 minutes. A stream ends
@@ -98,20 +82,7 @@ export class ChatApis extends Construct {
       description: 'Chat service REST API (routes from functions/wiring/)',
       // The default stage is added below, because only addStage() accepts access log settings.
       createDefaultStage: false,
-      corsPreflight: {
-        allowHeaders: [...corsAllowHeaders],
-        allowMethods: [
-          CorsHttpMethod.GET,
-          CorsHttpMethod.POST,
-          CorsHttpMethod.PUT,
-          CorsHttpMethod.PATCH,
-          CorsHttpMethod.DELETE,
-          CorsHttpMethod.OPTIONS,
-        ],
-        allowOrigins: [...config.corsAllowOrigins],
-        exposeHeaders: ['X-Trace-Id'],
-        maxAge: Duration.days(1),
-      },
+      corsPreflight: corsPreflightOf(config.corsAllowOrigins),
     });
     const httpAccessLogs = new LogGroup(this, 'HttpApiAccessLogs', {
       retention: RetentionDays.ONE_MONTH,
@@ -257,20 +228,37 @@ export function addWebSocketRoute(
  * answers 401/403/404 otherwise; the same code runs behind the local gateway.
  *
  * CORS: `GET` from the configured origins (`corsAllowOrigins`, every origin by default), with the
- * {@link streamCorsAllowHeaders}; Lambda answers the preflight itself.
+ * stream's allowed headers (`lib/cors.ts`); Lambda answers the preflight itself.
  */
 export function addStreamingUrl(route: HttpRouteEntry, fn: ChatFunction, config: ChatConfig): FunctionUrl {
   return fn.addFunctionUrl({
     authType: FunctionUrlAuthType.NONE,
     invokeMode: InvokeMode.RESPONSE_STREAM,
-    cors: {
-      allowedOrigins: [...config.corsAllowOrigins],
-      allowedMethods: [UrlHttpMethod[route.method]],
-      allowedHeaders: [...streamCorsAllowHeaders],
-      exposedHeaders: ['X-Trace-Id'],
-      maxAge: Duration.days(1),
-    },
+    cors: functionUrlCorsOf(streamCors(config.corsAllowOrigins, route.method)),
   });
+}
+
+/** The HTTP API's CORS settings from the shared policy (`lib/cors.ts`), which the local gateway answers by too. */
+function corsPreflightOf(allowOrigins: readonly string[]): CorsPreflightOptions {
+  const rules = httpApiCors(allowOrigins);
+  return {
+    allowHeaders: [...rules.allowHeaders],
+    allowMethods: rules.allowMethods.map((method) => CorsHttpMethod[method as keyof typeof CorsHttpMethod]),
+    allowOrigins: [...rules.allowOrigins],
+    exposeHeaders: [...corsExposeHeaders],
+    maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+  };
+}
+
+/** A streaming function URL's CORS settings from the shared policy (`lib/cors.ts`). */
+function functionUrlCorsOf(rules: CorsRules): FunctionUrlCorsOptions {
+  return {
+    allowedOrigins: [...rules.allowOrigins],
+    allowedMethods: rules.allowMethods.map((method) => UrlHttpMethod[method as keyof typeof UrlHttpMethod]),
+    allowedHeaders: [...rules.allowHeaders],
+    exposedHeaders: [...corsExposeHeaders],
+    maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+  };
 }
 
 /** Why an HTTP route has no API Gateway authorizer, from its `auth` kind in the wiring table. */

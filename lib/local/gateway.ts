@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody } from '#shared/error-codes';
 import type { ConnectionsTransport } from '../../functions/shared/gateway';
+import { DEFAULT_CORS_ALLOW_ORIGINS } from '../cors';
+import { localCors } from './gateway/cors';
 import { dispatchHttpRoute } from './gateway/http-dispatch';
 import { answerPreflight, refuseOnSocket, sendJson } from './gateway/http-replies';
 import { answerLocalControl, type LocalControls } from './gateway/local-controls';
@@ -43,6 +45,8 @@ export interface GatewayOptions extends LocalControls {
   readonly managementAccessKeyId: string;
   /** Failures to inject into `@connections` calls (none by default). */
   readonly managementFaults?: ManagementFaults;
+  /** The deployment's `corsAllowOrigins` (`lib/cors.ts`). @default every origin */
+  readonly corsAllowOrigins?: readonly string[];
 }
 
 /**
@@ -59,6 +63,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const sockets = new Map<string, SocketEntry>();
   const management = managementApi(sockets, options.managementAccessKeyId, options.managementFaults);
   const webSockets: WebSocketContext = { sockets, handlers: options.handlers, state, server: webSocketServer() };
+  const cors = localCors(options.corsAllowOrigins ?? DEFAULT_CORS_ALLOW_ORIGINS);
   const pages = webPages();
 
   const handleHttp = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -66,9 +71,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const method = (request.method ?? 'GET').toUpperCase();
     const target = { method, pathname: url.pathname, ready: state.ready };
     if (url.pathname.startsWith('/@connections/')) return serveManagementApi(management.request, request, response, target);
+    if (method === 'OPTIONS') return answerPreflight(response, cors.preflightHeaders(request, url.pathname));
+    for (const [name, value] of Object.entries(cors.answerHeaders(request, url.pathname))) response.setHeader(name, value);
     if (await answerLocalControl(request, response, target, options)) return;
     if (await pages.serve(request, response, target)) return;
-    if (method === 'OPTIONS') return answerPreflight(response);
     return dispatchHttpRoute(request, response, { url, method, domainName: state.domainName }, options.handlers);
   };
   const server = gatewayServer(handleHttp, (request, socket, head) => handleUpgrade(webSockets, request, socket, head));

@@ -69,6 +69,8 @@ export interface LocalRuntimeOptions {
   readonly scheduleClock?: ScheduleClock;
   /** Setup that must be done before `GET /health` says ready (the demo project of `npm start`). */
   readonly beforeReady?: () => Promise<void>;
+  /** The origins the gateway's CORS allows, as a deployment's `corsAllowOrigins` (`lib/cors.ts`). @default every origin */
+  readonly corsAllowOrigins?: readonly string[];
 }
 
 export interface LocalRuntime {
@@ -134,6 +136,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       localStats: stats,
       ...(options.controls ? { fanOutSwitch: fanOut } : {}),
       demoSession: startDemoSession,
+      ...(options.corsAllowOrigins ? { corsAllowOrigins: options.corsAllowOrigins } : {}),
       scheduleTrigger: (scheduleId) => {
         if (!running.scheduler) return Promise.reject(new Error('The scheduler starts once the runtime is ready'));
         return running.scheduler.fire(scheduleId);

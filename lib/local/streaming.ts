@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
+import { withoutCorsHeaders } from './gateway/cors';
 
 const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
 
@@ -15,10 +16,7 @@ interface Prelude {
 export class LocalResponseStream extends Writable {
   private headersWritten = false;
 
-  constructor(
-    private readonly response: ServerResponse,
-    private readonly baseHeaders: Record<string, string>,
-  ) {
+  constructor(private readonly response: ServerResponse) {
     super();
     // The client went away: the handler's stream closes, so its loops stop.
     response.once('close', () => this.destroy());
@@ -27,7 +25,8 @@ export class LocalResponseStream extends Writable {
   setPrelude(prelude: Prelude): void {
     if (this.headersWritten) return;
     this.headersWritten = true;
-    this.response.writeHead(prelude.statusCode, { ...this.baseHeaders, ...(prelude.headers ?? {}) });
+    // A function URL with CORS settings answers with its own CORS headers (set on `response` by the gateway), not the function's.
+    this.response.writeHead(prelude.statusCode, withoutCorsHeaders(prelude.headers ?? {}));
     // Headers go out now, before the first event, so EventSource sees the stream open.
     this.response.flushHeaders();
   }

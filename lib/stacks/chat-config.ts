@@ -3,6 +3,7 @@ import type { Node } from 'constructs';
 import { outboundHosts, type SecretId, secretDefinitions } from '#wiring/bindings';
 import { isVapidSubject } from '../../functions/shared/urls.ts';
 import { secretOutputId } from '../constructs/chat-secrets.ts';
+import { DEFAULT_CORS_ALLOW_ORIGINS } from '../cors.ts';
 
 /** Settings of one deployment of the service; every field has a default. */
 export interface ChatConfig {
@@ -195,7 +196,7 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     dailyDigestEnabled: false,
     attachmentsEnabled: true,
     logLevel: 'INFO',
-    corsAllowOrigins: ['*'],
+    corsAllowOrigins: DEFAULT_CORS_ALLOW_ORIGINS,
     throttleRateLimit: 500,
     throttleBurstLimit: 1000,
     webSocketAccessLogs: false,

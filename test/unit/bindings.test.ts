@@ -80,6 +80,8 @@ describe('secret:signing-key', () => {
   const openersBesideTokenRoutes = [
     'CreateProject',
     'CreateToken',
+    // Signs the guest session's token.
+    'CreateGuestSession',
     // Verifies a GDPR export link's MAC, keyed with the project's signing secret.
     'DownloadSubjectExport',
     // Sign and verify a digest e-mail's unsubscribe link, keyed from the project's signing secret.

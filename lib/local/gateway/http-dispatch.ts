@@ -5,7 +5,7 @@ import type { HttpRoute } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { LocalResponseStream } from '../streaming';
 import { httpApiEvent } from './http-event';
-import { CORS_HEADERS, MAX_PAYLOAD_BYTES, readBody, sendJson, writeLambdaResult } from './http-replies';
+import { MAX_PAYLOAD_BYTES, readBody, sendJson, writeLambdaResult } from './http-replies';
 import { decodePathParameters, matchHttpRoute } from './http-routing';
 
 /**
@@ -54,7 +54,7 @@ async function streamRoute(
   event: APIGatewayProxyEventV2,
   response: ServerResponse,
 ): Promise<void> {
-  const stream = new LocalResponseStream(response, CORS_HEADERS);
+  const stream = new LocalResponseStream(response);
   await handlers.invokeStreaming(route.handler, route.id, event, stream);
   if (!stream.writableEnded) stream.end();
 }

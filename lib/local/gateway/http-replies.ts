@@ -1,26 +1,19 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
+import { withoutCorsHeaders } from './cors';
 
 /** API Gateway's payload limit for HTTP APIs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 
-/** Every answer carries them: browsers on other origins (the embed widget, the console) call the API. */
-export const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-headers': 'authorization,content-type,x-service-api-key,x-service-operator-key,x-trace-id,x-service-project-id',
-  'access-control-allow-methods': 'GET,POST,PUT,PATCH,DELETE,OPTIONS',
-  'access-control-expose-headers': 'retry-after,x-trace-id',
-};
-
 export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { 'content-type': 'application/json', ...CORS_HEADERS, ...headers });
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));
 }
 
-/** The CORS preflight: API Gateway answers it itself, no route runs. */
-export function answerPreflight(response: ServerResponse): void {
-  response.writeHead(204, CORS_HEADERS);
+/** The CORS preflight: API Gateway answers it itself, no route runs (`headers` from `./cors`). */
+export function answerPreflight(response: ServerResponse, headers: Record<string, string>): void {
+  response.writeHead(204, headers);
   response.end();
 }
 
@@ -38,14 +31,17 @@ export function readBody(request: IncomingMessage): Promise<Buffer | 'too_large'
   });
 }
 
-/** A Lambda proxy result (payload format 2.0) as API Gateway turns it into an HTTP answer. */
+/**
+ * A Lambda proxy result (payload format 2.0) as API Gateway turns it into an HTTP answer. The
+ * gateway's CORS headers were set on `response` before the route ran (`./cors`).
+ */
 export function writeLambdaResult(response: ServerResponse, result: APIGatewayProxyResultV2): void {
   if (typeof result === 'string' || result === undefined || result === null) {
-    response.writeHead(200, { 'content-type': 'application/json', ...CORS_HEADERS });
+    response.writeHead(200, { 'content-type': 'application/json' });
     response.end(typeof result === 'string' ? result : '');
     return;
   }
-  const headers: Record<string, string | number | boolean> = { ...CORS_HEADERS, ...(result.headers ?? {}) };
+  const headers = withoutCorsHeaders(result.headers ?? {});
   const setCookies = result.cookies?.length ? { 'set-cookie': result.cookies } : {};
   response.writeHead(result.statusCode ?? 200, { ...headers, ...setCookies } as Record<string, string>);
   response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);

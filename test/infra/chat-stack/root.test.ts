@@ -5,9 +5,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { areas, eventSubscribers, functionEntries, queues, stateMachines, streamConsumers, webSocketRoutes } from '#wiring';
 import { secretDefinitions, UNSET_SECRET_PLACEHOLDER } from '#wiring/bindings';
 import { tableSchema } from '#wiring/table';
-import { corsAllowHeaders, webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
+import { webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
 import { defaultServiceName, functionsDir } from '../../../lib/constructs/chat-function.ts';
 import { webhookDeliveryFailedMetricName } from '../../../lib/constructs/chat-observability.ts';
+import { corsAllowHeaders } from '../../../lib/cors.ts';
 import { sseUrlOutputId } from '../../../lib/stacks/chat-stack.ts';
 import { answeredFrames, apiRouteCases, callbackUrl, streamingRoutes } from '../../support/chat-stack/expectations.ts';
 import {
@@ -175,7 +176,8 @@ describe('APIs', () => {
       CorsConfiguration: Match.objectLike({
         AllowHeaders: [...corsAllowHeaders],
         AllowOrigins: ['*'],
-        ExposeHeaders: ['X-Trace-Id'],
+        // Retry-After too: the SDK in a page on another site waits as a 429 says.
+        ExposeHeaders: ['Retry-After', 'X-Trace-Id'],
       }),
     });
     main.root.hasResourceProperties('AWS::ApiGatewayV2::Stage', {

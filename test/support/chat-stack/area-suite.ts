@@ -4,13 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { config as handlerConfig } from '#shared/config';
 import { EVENT_TYPE_ATTRIBUTE } from '#shared/events';
 import { areas, functionsOf } from '#wiring';
-import { streamCorsAllowHeaders, streamingRouteTimeout } from '../../../lib/constructs/chat-apis.ts';
+import { streamingRouteTimeout } from '../../../lib/constructs/chat-apis.ts';
 import {
   assertMaxConcurrencyInRange,
   assertVisibilityExceedsTimeout,
   sqsMaxConcurrencyRange,
 } from '../../../lib/constructs/chat-consumers.ts';
 import { repoRoot } from '../../../lib/constructs/chat-function.ts';
+import { streamCorsAllowHeaders } from '../../../lib/cors.ts';
 import { loadDefinition } from '../../../lib/local/step-functions.ts';
 import { resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
 import { sseUrlOutputId } from '../../../lib/stacks/chat-stack.ts';
