@@ -190,6 +190,7 @@ describe('the static build (npm run build:console)', () => {
 
   it('signs in from another origin with the API base URL typed in, and reads the project', async () => {
     const hosted = await page.context().newPage();
+    hosted.setDefaultTimeout(10_000);
     await hosted.goto(siteUrl);
     // It offers its own origin, which is not the API here.
     expect(await hosted.getByLabel('API base URL').inputValue()).toBe(siteUrl.replace(/\/$/, ''));

@@ -21,6 +21,9 @@ export async function requestJson<T>(url: string, request: JsonRequest = {}): Pr
   let response: Response;
   try {
     response = await fetch(url, {
+      // The pages show what the service holds now; and a cached same-origin answer (no CORS headers)
+      // must not stand in for a cross-origin one (the console hosted elsewhere).
+      cache: 'no-store',
       method: request.method ?? (request.body === undefined ? 'GET' : 'POST'),
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),

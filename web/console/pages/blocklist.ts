@@ -17,6 +17,12 @@ export async function blockListPage({ call, root }: PageContext): Promise<void> 
       list.updatedAt ? `${list.terms.length} terms, last changed ${new Date(list.updatedAt).toLocaleString()}.` : 'No terms yet.',
     );
   };
+  // Read before the form is shown, so its answer never overwrites what someone typed meanwhile.
+  try {
+    show(await call<BlockList>('/admin/moderation/blocklist'));
+  } catch (error) {
+    return fill(root, h('p', { class: 'error' }, `Could not read the block list: ${errorText(error)}`));
+  }
   fill(
     root,
     h(
@@ -51,9 +57,4 @@ export async function blockListPage({ call, root }: PageContext): Promise<void> 
       outcome,
     ),
   );
-  try {
-    show(await call<BlockList>('/admin/moderation/blocklist'));
-  } catch (error) {
-    fill(outcome, h('span', { class: 'error' }, `Could not read the block list: ${errorText(error)}`));
-  }
 }

@@ -173,6 +173,16 @@ async function businessHours({ call }: PageContext, section: HTMLElement): Promi
       : `Closed now${answer.nextOpensAt ? `, opens ${new Date(answer.nextOpensAt).toLocaleString()}` : ''}.`;
     fill(status, answer.configured ? `${when} Timezone ${answer.timezone}.` : 'Not configured: support counts as always open.');
   };
+  // Read before the form is shown, so its answer never overwrites what someone typed meanwhile.
+  try {
+    show(await call<BusinessHours>('/support/business-hours'));
+  } catch (error) {
+    return fill(
+      section,
+      h('h2', { id: 'hours-title' }, 'Business hours'),
+      h('p', { class: 'error' }, `Could not read business hours: ${errorText(error)}`),
+    );
+  }
   fill(
     section,
     h('h2', { id: 'hours-title' }, 'Business hours'),
@@ -206,9 +216,4 @@ async function businessHours({ call }: PageContext, section: HTMLElement): Promi
     ),
     outcome,
   );
-  try {
-    show(await call<BusinessHours>('/support/business-hours'));
-  } catch (error) {
-    fill(status, h('span', { class: 'error' }, `Could not read business hours: ${errorText(error)}`));
-  }
 }
