@@ -4,9 +4,8 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DEMO_PROJECT_ID } from '../lib/local/demo-session';
 import { startLocalRuntime } from '../lib/local/runtime';
-
-const DEMO_PROJECT_ID = 'demo';
 
 const inMemory = process.argv.includes('--in-memory');
 const dataDir = inMemory ? undefined : resolve(process.env.CHAT_DATA_DIR ?? '.data');
@@ -121,6 +120,8 @@ const base = runtime.baseUrl;
 const readyMs = Date.now() - started;
 const ai = await aiSummary();
 console.log(`Chat service ready in ${readyMs} ms (${dataDir ? `data in ${dataDir}` : 'in memory'})
+  Demo page:   ${base}/  (chat in the browser; open a second tab to talk to yourself)
+  Console:     ${base}/console/  (sign in with the API key below)
   Base URL:    ${base}
   WebSocket:   ${base.replace('http', 'ws')}/ws/rooms/<roomId>?token=<JWT>  (user channel: /ws/user/<userId>?token=<JWT>)
   SSE:         ${base}/rooms/<roomId>/stream?token=<JWT>

@@ -290,7 +290,10 @@ export async function authenticateToken(token: string, requestOrigin: string | u
 function subjectClaim(sub: unknown, userId: string): string | undefined {
   if (typeof sub !== 'string' || sub === userId) return undefined;
   const parsed = idSchema.safeParse(sub);
-  if (!parsed.success || reservedPrefixOf('user', parsed.data) !== undefined) return undefined;
+  if (!parsed.success) return undefined;
+  // A guest may be the subject an admin acts for (their export, their erasure); no one else the service reserves.
+  const reserved = reservedPrefixOf('user', parsed.data);
+  if (reserved !== undefined && reserved !== GUEST_USER_PREFIX) return undefined;
   return parsed.data;
 }
 

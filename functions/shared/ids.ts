@@ -34,6 +34,7 @@ export const ERASED_USER_ID = `${ERASED_USER_PREFIX}user`;
  */
 export const GUEST_USER_PREFIX = 'guest_';
 export const newGuestUserId = () => newId(GUEST_USER_PREFIX.slice(0, -1));
+export const isGuestUserId = (userId: string) => userId.startsWith(GUEST_USER_PREFIX);
 
 /**
  * Where a client names an id in a namespace the service also derives ids in, the prefixes of the

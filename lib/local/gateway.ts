@@ -10,6 +10,7 @@ import { answerPreflight, refuseOnSocket, sendJson } from './gateway/http-replie
 import { answerLocalControl, type LocalControls } from './gateway/local-controls';
 import { serveManagementApi } from './gateway/management-endpoint';
 import { type GatewayState, requestUrl } from './gateway/state';
+import { webPages } from './gateway/web-pages';
 import { handleUpgrade, type WebSocketContext, webSocketServer } from './gateway/websocket-session';
 import type { HandlerHost } from './handlers';
 import {
@@ -53,7 +54,8 @@ export interface GatewayOptions extends LocalControls {
  * wiring table to handler modules (payload format 2.0), runs the WebSocket API's `$connect`,
  * `$default` and `$disconnect` routes, and serves the `@connections` management API the real
  * `ApiGatewayManagementApiClient` talks to. Handlers are imported in-process on first use.
- * `fanOutSwitch` is served only when the runtime was started with controls (never deployed).
+ * `fanOutSwitch` is served only when the runtime was started with controls (never deployed); the
+ * demo page (`/`) and the console (`/console/`) are served here too, never by the wiring table.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const host = options.host ?? '127.0.0.1';
@@ -62,6 +64,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const management = managementApi(sockets, options.managementAccessKeyId, options.managementFaults);
   const webSockets: WebSocketContext = { sockets, handlers: options.handlers, state, server: webSocketServer() };
   const cors = localCors(options.corsAllowOrigins ?? DEFAULT_CORS_ALLOW_ORIGINS);
+  const pages = webPages();
 
   const handleHttp = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = requestUrl(state, request.url);
@@ -71,6 +74,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (method === 'OPTIONS') return answerPreflight(response, cors.preflightHeaders(request, url.pathname));
     for (const [name, value] of Object.entries(cors.answerHeaders(request, url.pathname))) response.setHeader(name, value);
     if (await answerLocalControl(request, response, target, options)) return;
+    if (await pages.serve(request, response, target)) return;
     return dispatchHttpRoute(request, response, { url, method, domainName: state.domainName }, options.handlers);
   };
   const server = gatewayServer(handleHttp, (request, socket, head) => handleUpgrade(webSockets, request, socket, head));

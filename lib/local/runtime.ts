@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { httpRoutes, schedules } from '#wiring';
 import type { LocalStandIns } from '#wiring/bindings';
+import { startDemoSession } from './demo-session';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
 import { faultsFromSettings, type ManagementFaults } from './management-api';
@@ -135,6 +136,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       managementFaults: options.connectionsFaults ?? faultsFromSettings(settings),
       localStats: stats,
       ...(options.controls ? { fanOutSwitch: fanOut } : {}),
+      demoSession: startDemoSession,
       ...(options.corsAllowOrigins ? { corsAllowOrigins: options.corsAllowOrigins } : {}),
       scheduleTrigger: (scheduleId) => {
         if (!running.scheduler) return Promise.reject(new Error('The scheduler starts once the runtime is ready'));

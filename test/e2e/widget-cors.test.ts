@@ -110,4 +110,13 @@ describe('answers to a page on another site', () => {
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
     expect(plain.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  it('vary by Origin where an answer may be cached, so a same-origin copy never serves a page of another origin', async () => {
+    // Act
+    const flags = await fetch(`${runtime().baseUrl}/client/feature-flags`, { headers: { origin: SHOP } });
+
+    // Assess
+    expect(flags.headers.get('cache-control')).toContain('max-age');
+    expect(flags.headers.get('vary')?.toLowerCase().split(/,\s*/)).toEqual(expect.arrayContaining(['authorization', 'origin']));
+  });
 });

@@ -353,6 +353,27 @@ describe('guest user ids', () => {
   });
 });
 
+describe("a guest's data", () => {
+  it('is exported for an admin acting for the guest, as anyone else is', async () => {
+    // Prepare
+    const guest = (await startGuest({ projectId: project.projectId, roomId: 'support' })).body;
+    const content = `my order ${uniqueId('order')}`;
+    await api('/messages', { token: guest.token, headers: { origin: SHOP }, body: { roomId: supportRoomId, content } });
+
+    // Act
+    const minted = await api('/auth/token', {
+      apiKey: project.apiKey,
+      body: { userId: uniqueId('admin'), roles: ['admin'], sub: guest.userId },
+    });
+    const exported = await api('/gdpr/export', { token: minted.body.token });
+
+    // Assess
+    expect(minted.status).toBe(201);
+    expect(exported.status).toBe(200);
+    expect((exported.body.messages as any[]).map((message) => message.content)).toEqual([content]);
+  });
+});
+
 interface Answer {
   readonly status: number;
   readonly retryAfter: string | undefined;

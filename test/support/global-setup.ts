@@ -72,6 +72,10 @@ export default async function setup(project: TestProject) {
       RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: '1000',
       // The attachment suites and matrices upload as the same few users (test/e2e/attachments.test.ts holds the limit).
       RATE_LIMIT_UPLOADS_PER_MINUTE: '1000',
+      // A failing webhook delivery ends `failed` within seconds rather than 96 minutes (the retry waits
+      // of 60 s, 5 min, 30 min and 60 min become 30 ms, 150 ms, 0.9 s and 1.8 s), so the console's
+      // browser test (test/browser/console.test.ts) can show one and replay it.
+      WEBHOOK_RETRY_TIME_SCALE: '0.0005',
     },
   });
   project.provide('runtime', {

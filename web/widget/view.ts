@@ -1,3 +1,4 @@
+import { h } from '../shared/dom';
 import { applyStyles } from './styles';
 
 /** What the view reports back to the chat: the visitor's actions. */
@@ -15,17 +16,6 @@ export interface ShownMessage {
   readonly author: string;
   readonly content: string;
   readonly own: boolean;
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attributes: Record<string, string> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
 }
 
 /** A speech bubble drawn in SVG: no image request (a site's `img-src` stays as it is), no emoji font needed. */
@@ -65,40 +55,36 @@ export class WidgetView {
   private readonly shownIds = new Set<number>();
 
   constructor(title: string, actions: ViewActions) {
-    this.host = element('div', { 'data-chat-widget': '' });
+    this.host = h('div', { 'data-chat-widget': '' });
     const root = this.host.attachShadow({ mode: 'open' });
     applyStyles(root);
 
-    this.launcher = element('button', { type: 'button', class: 'launcher', 'aria-expanded': 'false', 'aria-controls': 'chat-panel' });
+    this.launcher = h('button', { type: 'button', class: 'launcher', 'aria-expanded': 'false', 'aria-controls': 'chat-panel' });
     this.launcher.append(bubbleIcon(), this.launcherText);
 
-    const heading = element('h2', { id: 'chat-title' }, title);
-    const close = element('button', { type: 'button', class: 'close', 'aria-label': 'Close chat' }, '\u00D7');
-    this.state = element('span', { class: 'state' }, 'Not connected');
-    this.presence = element('span', { class: 'presence' });
-    this.banner = element('p', { class: 'banner', role: 'status' });
+    const heading = h('h2', { id: 'chat-title' }, title);
+    const close = h('button', { type: 'button', class: 'close', 'aria-label': 'Close chat' }, '\u00D7');
+    this.state = h('span', { class: 'state' }, 'Not connected');
+    this.presence = h('span', { class: 'presence' });
+    this.banner = h('p', { class: 'banner', role: 'status' });
     this.banner.hidden = true;
-    this.list = element('ol');
-    this.log = element(
-      'div',
-      { class: 'messages', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', tabindex: '0' },
-      this.list,
-    );
-    this.typing = element('p', { class: 'typing', 'aria-live': 'polite' });
-    this.input = element('input', {
+    this.list = h('ol');
+    this.log = h('div', { class: 'messages', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', tabindex: '0' }, this.list);
+    this.typing = h('p', { class: 'typing', 'aria-live': 'polite' });
+    this.input = h('input', {
       type: 'text',
       id: 'chat-message',
       autocomplete: 'off',
       maxlength: '4000',
       enterkeyhint: 'send',
     });
-    const label = element('label', { for: 'chat-message', class: 'visually-hidden' }, 'Message');
-    const form = element('form', { class: 'composer' }, label, this.input, element('button', { type: 'submit' }, 'Send'));
-    this.panel = element(
+    const label = h('label', { for: 'chat-message', class: 'visually-hidden' }, 'Message');
+    const form = h('form', { class: 'composer' }, label, this.input, h('button', { type: 'submit' }, 'Send'));
+    this.panel = h(
       'section',
       { id: 'chat-panel', class: 'panel', role: 'dialog', 'aria-labelledby': 'chat-title' },
-      element('div', { class: 'header' }, heading, close),
-      element('div', { class: 'status' }, this.state, this.presence),
+      h('div', { class: 'header' }, heading, close),
+      h('div', { class: 'status' }, this.state, this.presence),
       this.banner,
       this.log,
       this.typing,
@@ -165,10 +151,10 @@ export class WidgetView {
   showMessage(message: ShownMessage): void {
     if (this.shownIds.has(message.id)) return;
     this.shownIds.add(message.id);
-    const item = element(
+    const item = h(
       'li',
       { class: message.own ? 'message own' : 'message' },
-      element('span', { class: 'author' }, message.author),
+      h('span', { class: 'author' }, message.author),
       message.content,
     );
     this.list.append(item);

@@ -3,7 +3,7 @@ import { config } from '#shared/config';
 import { clearSignInFailures } from '#shared/db/sign-in-failures';
 import { findUserCredentials, putUserCredentials, replacePasswordHash, userCredentialsKey } from '#shared/db/user-credentials';
 import { BadRequestError, UnauthorizedError } from '#shared/errors';
-import { refuseReservedId } from '#shared/ids';
+import { isGuestUserId, refuseReservedId } from '#shared/ids';
 import { type Role, SUBJECT_ACTING_ROLES } from '#wiring';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { checkSignInLock, recordSignInFailure } from './sign-in-lockout';
@@ -36,7 +36,8 @@ export async function issueToken(
   input: { userId: string; roles?: readonly Role[]; expiresIn?: number; sub?: string },
 ): Promise<IssuedToken> {
   refuseReservedId('user', input.userId, 'body.userId');
-  if (input.sub !== undefined) refuseReservedId('user', input.sub, 'body.sub');
+  // A guest is a person too: an admin may act for one on the GDPR routes (export, erasure).
+  if (input.sub !== undefined && !isGuestUserId(input.sub)) refuseReservedId('user', input.sub, 'body.sub');
   const roles = input.roles ?? ['member'];
   if (input.sub !== undefined && input.sub !== input.userId && !roles.some((role) => SUBJECT_ACTING_ROLES.includes(role))) {
     throw new BadRequestError('Only a token with the admin or owner role may name another subject than its user', [

@@ -18,5 +18,7 @@ export const handler = httpHandler('GetFeatureFlags', {}, async ({ headers }) =>
       if (!(error instanceof UnauthorizedError)) throw error;
     }
   }
-  return ok(await resolveFlags(projectId), { 'cache-control': 'private, max-age=60' });
+  // The answer depends on the token's project, and its CORS headers on the Origin: a browser must not
+  // serve one page's cached answer to another page or another user.
+  return ok(await resolveFlags(projectId), { 'cache-control': 'private, max-age=60', vary: 'Authorization, Origin' });
 });

@@ -51,6 +51,6 @@ export const handler = httpHandler('GetVapidPublicKey', { query }, async ({ quer
   // The URL alone does not name the project when a header or the token does: caches must key on those too.
   return ok(
     { publicKey: await vapidPublicKeyFor(projectId) },
-    { 'cache-control': `${fromToken ? 'private' : 'public'}, max-age=300`, vary: 'Authorization, X-Service-Project-Id' },
+    { 'cache-control': `${fromToken ? 'private' : 'public'}, max-age=300`, vary: 'Authorization, X-Service-Project-Id, Origin' },
   );
 });

@@ -3,7 +3,10 @@ import type { ErrorBody } from '#shared/error-codes';
 import { schedules } from '#wiring';
 import { readBody, sendJson } from './http-replies';
 
-/** The gateway's local-only doors (never deployed): what CloudWatch would show, the fan-out switch, the schedule trigger. */
+/**
+ * The gateway's local-only doors (never deployed): what CloudWatch would show, the fan-out switch,
+ * the schedule trigger, and the demo page's sign-in (`POST /_local/demo/session`).
+ */
 export interface LocalControls {
   /** Served at `GET /_local/stats`. */
   readonly localStats?: () => unknown;
@@ -11,6 +14,8 @@ export interface LocalControls {
   readonly fanOutSwitch?: FanOutSwitch;
   /** Served at `POST /_local/schedules/<scheduleId>`: runs a schedule of the wiring table now and answers its outcome. */
   readonly scheduleTrigger?: (scheduleId: string) => Promise<unknown>;
+  /** Served at `POST /_local/demo/session` with `{ "name" }`: a user token of the demo project for the demo page. */
+  readonly demoSession?: (body: unknown) => Promise<{ status: number; body: unknown }>;
 }
 
 export interface FanOutSwitch {
@@ -50,6 +55,11 @@ export async function answerLocalControl(
     sendJson(response, 200, { scheduleId: schedule, outcome: await controls.scheduleTrigger(schedule) });
     return true;
   }
+  if (pathname === '/_local/demo/session' && method === 'POST' && controls.demoSession) {
+    const answer = await controls.demoSession(await jsonBody(request));
+    sendJson(response, answer.status, answer.body);
+    return true;
+  }
   if (pathname === '/_local/fan-out' && method === 'POST' && controls.fanOutSwitch) {
     await switchFanOut(request, response, controls.fanOutSwitch);
     return true;
@@ -57,14 +67,19 @@ export async function answerLocalControl(
   return false;
 }
 
-async function switchFanOut(request: IncomingMessage, response: ServerResponse, fanOut: FanOutSwitch): Promise<void> {
+/** The body as JSON; `undefined` when it is too large or no JSON, which each door's schema then refuses. */
+async function jsonBody(request: IncomingMessage): Promise<unknown> {
   const body = await readBody(request);
-  let running: unknown;
+  if (body === 'too_large') return undefined;
   try {
-    running = body === 'too_large' ? undefined : (JSON.parse(body.toString('utf8') || '{}') as { running?: unknown }).running;
+    return JSON.parse(body.toString('utf8') || '{}');
   } catch {
-    running = undefined;
+    return undefined;
   }
+}
+
+async function switchFanOut(request: IncomingMessage, response: ServerResponse, fanOut: FanOutSwitch): Promise<void> {
+  const running = ((await jsonBody(request)) as { running?: unknown } | undefined)?.running;
   if (typeof running !== 'boolean') {
     return sendJson(response, 400, { error: { code: 'validation_failed', message: 'Send {"running": true|false}' } satisfies ErrorBody });
   }

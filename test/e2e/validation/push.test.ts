@@ -505,7 +505,7 @@ describe('push requests beyond the body schemas', () => {
       expect(byToken.body).toEqual(byQuery.body);
       expect(byToken.headers.get('cache-control')).toBe('private, max-age=300');
       expect(byQuery.headers.get('cache-control')).toBe('public, max-age=300');
-      for (const response of [byToken, byQuery]) expect(response.headers.get('vary')).toBe('Authorization, X-Service-Project-Id');
+      for (const response of [byToken, byQuery]) expect(response.headers.get('vary')).toBe('Authorization, X-Service-Project-Id, Origin');
     });
 
     it("answers another project's token with that project's key", async () => {
