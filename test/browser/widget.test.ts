@@ -168,6 +168,50 @@ describe('the embed widget on a site of another origin', () => {
     await agent.close();
   });
 
+  it("shows the assistant typing before an AI agent's answer in the room, and the answer after it", async () => {
+    // Prepare: an agent of the project (the shared runtime's model server answers at once)
+    const { project, owner, roomId } = await widgetProject('widget-agent');
+    const created = await api('/agents', {
+      apiKey: project.apiKey,
+      body: { handle: 'shop-helper', name: 'Shop helper', instructions: 'You answer questions about the shop.' },
+    });
+    expect(created.status).toBe(201);
+    const { context, page } = await openShop(project);
+    contexts.push(context);
+    await launcherOf(page).click();
+    await panelIn(page, 'connected').waitFor();
+    // The indicator shows for as long as the model works, which may be a few milliseconds: record
+    // every text it takes rather than race to see it.
+    await page.evaluate(() => {
+      const indicator = document.querySelector('[data-chat-widget]')?.shadowRoot?.querySelector('.typing');
+      if (!indicator) throw new Error('the widget has no typing indicator');
+      const seen: string[] = [];
+      (globalThis as unknown as { typingSeen: string[] }).typingSeen = seen;
+      new MutationObserver(() => seen.push(indicator.textContent ?? '')).observe(indicator, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      });
+    });
+
+    // Act
+    const invoked = await api(`/agents/${created.body.id}/invoke`, {
+      token: owner.token,
+      body: { roomId, prompt: 'Do you ship to Norway?' },
+    });
+    await page.locator('.message:not(.own)').last().waitFor();
+
+    // Assess: typing on, then the answer, then off
+    expect(invoked.status).toBe(201);
+    await expect
+      .poll(() => page.evaluate(() => (globalThis as unknown as { typingSeen: string[] }).typingSeen))
+      .toEqual(expect.arrayContaining(['The assistant is typing…', '']));
+    const seen = await page.evaluate(() => (globalThis as unknown as { typingSeen: string[] }).typingSeen);
+    expect(seen[0]).toBe('The assistant is typing…');
+    await expect.poll(() => page.locator('.typing').textContent()).toBe('');
+    await page.getByText(invoked.body.message.content).waitFor();
+  });
+
   it('falls back to SSE when the browser blocks the WebSocket, and to polling when it blocks the stream too, still receiving', async () => {
     // Prepare
     const { project, owner, roomId } = await widgetProject('widget-fallback');
