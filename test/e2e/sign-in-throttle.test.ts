@@ -1,8 +1,8 @@
 import { randomBytes, scryptSync } from 'node:crypto';
-import { request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { findUserCredentials, putUserCredentials, userCredentialsKey } from '#shared/db/user-credentials';
 import { api, createTestProject, runtime, type TestProject, uniqueId } from '../support/api';
+import { freshSourceIp, postFrom, type SourcedAnswer } from '../support/source-ip';
 
 /**
  * `POST /auth/signin` under attack: the per-IP limit, the growing lockout of a (project, user id),
@@ -12,45 +12,10 @@ import { api, createTestProject, runtime, type TestProject, uniqueId } from '../
  * budgets spent here are nobody else's.
  */
 
-interface Answer {
-  readonly status: number;
-  readonly retryAfter: string | undefined;
-  readonly body: any;
-}
+type Answer = SourcedAnswer;
 
-const freshSourceIp = () => `127.${[...randomBytes(3)].map((byte) => Math.max(1, byte % 255)).join('.')}`;
-
-/** `POST /auth/signin` from `sourceIp`: the gateway takes the caller's address from the socket, as API Gateway does. */
-function signInFrom(sourceIp: string, body: unknown): Promise<Answer> {
-  const url = new URL('/auth/signin', runtime().baseUrl);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const call = request(
-      url,
-      {
-        method: 'POST',
-        localAddress: sourceIp,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            retryAfter: response.headers['retry-after'],
-            body: text ? JSON.parse(text) : undefined,
-          }),
-        );
-      },
-    );
-    call.on('error', reject);
-    call.end(payload);
-  });
-}
+/** `POST /auth/signin` from `sourceIp`. */
+const signInFrom = (sourceIp: string, body: unknown): Promise<Answer> => postFrom(sourceIp, '/auth/signin', body);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
