@@ -6,16 +6,9 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, type BuildResult, build, buildSync } from 'esbuild';
-import { strongEtag } from '#shared/etag';
+import { type ServedScript, strongEtag } from '#shared/etag';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-export interface WebBundle {
-  /** The script, minified, one IIFE with no imports left. */
-  readonly code: string;
-  /** A strong validator of `code`, quoted as an HTTP `ETag`. */
-  readonly etag: string;
-}
 
 const options = (entry: string) =>
   ({
@@ -32,18 +25,18 @@ const options = (entry: string) =>
     logLevel: 'silent',
   }) satisfies BuildOptions;
 
-function bundleOf(entry: string, result: BuildResult<ReturnType<typeof options>>): WebBundle {
+function bundleOf(entry: string, result: BuildResult<ReturnType<typeof options>>): ServedScript {
   const output = result.outputFiles[0];
   if (!output) throw new Error(`esbuild wrote nothing for ${entry}`);
   return { code: output.text, etag: strongEtag(output.text) };
 }
 
 /** Bundles one entry point (a path from the repository root, such as `web/widget/embed.ts`). */
-export async function bundleBrowserScript(entry: string): Promise<WebBundle> {
+export async function bundleBrowserScript(entry: string): Promise<ServedScript> {
   return bundleOf(entry, await build(options(entry)));
 }
 
 /** The same, for CDK's bundling hooks, which are synchronous. */
-export function bundleBrowserScriptSync(entry: string): WebBundle {
+export function bundleBrowserScriptSync(entry: string): ServedScript {
   return bundleOf(entry, buildSync(options(entry)));
 }

@@ -2,23 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { config } from '#shared/config';
-import { strongEtag } from '#shared/etag';
+import { type ServedScript, strongEtag } from '#shared/etag';
 
-/** A browser script as a route serves it, with the validator of its bytes. */
-export interface ServedBundle {
-  readonly code: string;
-  /** A strong `ETag` of `code` (quoted). */
-  readonly etag: string;
-}
-
-const loaded = new Map<string, Promise<ServedBundle>>();
+const loaded = new Map<string, Promise<ServedScript>>();
 
 /**
  * A browser bundle of the wiring table (`browserBundle` of a route) by its file name, read once per
  * instance: from `WEB_BUNDLES_DIR` locally, else from beside this code, where CDK put it in the
  * function's asset (the bundle's `index.mjs` and the script share `/var/task`).
  */
-export function readWebBundle(file: string): Promise<ServedBundle> {
+export function readWebBundle(file: string): Promise<ServedScript> {
   let bundle = loaded.get(file);
   if (!bundle) {
     const dir = config.WEB_BUNDLES_DIR ?? dirname(fileURLToPath(import.meta.url));

@@ -1,5 +1,6 @@
 import { enforceRouteGuards } from '#domain/guards/route-guards';
 import { httpHandler } from '#edge/http';
+import { etagMatches } from '#shared/etag';
 import { PROJECT_ID_PATTERN } from '#shared/ids';
 import * as z from '#shared/schema';
 import { readWebBundle } from '#shared/web-bundles';
@@ -17,15 +18,6 @@ const query = z.object({ projectId: z.optional(z.string().check(z.regex(PROJECT_
  */
 const CACHE_CONTROL = 'public, max-age=300';
 
-/** Whether an `If-None-Match` list names this strong validator (weak ones compare equal too, per RFC 9110). */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
-}
-
 /**
  * The embed widget's script. The route's flag checks the deployment's default; `?projectId=` names
  * the project a site embeds, whose override then decides.
@@ -42,6 +34,6 @@ export const handler = httpHandler('GetEmbedScript', { query }, async (request) 
     'cross-origin-resource-policy': 'cross-origin',
     'x-content-type-options': 'nosniff',
   };
-  if (matches(request.headers['if-none-match'], etag)) return { status: 304, text: '', headers };
+  if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, text: '', headers };
   return { status: 200, text: code, headers };
 });

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleBrowserScript, type WebBundle } from '../../web-bundle';
+import { etagMatches, type ServedScript } from '#shared/etag';
+import { bundleBrowserScript } from '../../web-bundle';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -50,7 +51,7 @@ export interface WebPages {
  * and a bundling error shows in the log at start.
  */
 export function webPages(): WebPages {
-  const bundles = new Map<string, Promise<WebBundle>>();
+  const bundles = new Map<string, Promise<ServedScript>>();
   for (const page of Object.values(WEB_PAGES)) {
     const bundle = bundleBrowserScript(page.script.entry);
     bundle.catch((error) => console.error(`Could not bundle ${page.script.entry}:`, error));
@@ -79,7 +80,7 @@ export function webPages(): WebPages {
       const bundle = bundles.get(pathname);
       if (bundle) {
         const { code, etag } = await bundle;
-        if (request.headers['if-none-match'] === etag) {
+        if (etagMatches(request.headers['if-none-match'], etag)) {
           response.writeHead(304, { etag });
           response.end();
           return true;
