@@ -31,15 +31,15 @@ let demoProjectReady: Promise<void> | undefined;
  * after the runtime has set the handlers' settings (they read them when imported).
  */
 export async function startDemoSession(body: unknown): Promise<{ status: number; body: DemoSession | { error: ErrorBody } }> {
-  const request = demoSessionRequest.safeParse(body);
-  if (!request.success) {
-    const details = request.error.issues.map((issue) => ({ field: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
-    return {
-      status: 400,
-      body: { error: { code: 'validation_failed', message: 'Send {"name": "<1-32 letters, digits, _ . or ->"}', details } },
-    };
+  const { parsePart } = await import('#edge/middlewares/validation');
+  const { errorAnswer } = await import('#shared/errors');
+  let name: string;
+  try {
+    ({ name } = parsePart(demoSessionRequest, body, 'body'));
+  } catch (error) {
+    const refused = errorAnswer(error);
+    return { status: refused.status, body: refused.body };
   }
-  const name = request.data.name;
   demoProjectReady ??= ensureDemoProject().catch((error) => {
     demoProjectReady = undefined;
     throw error;
