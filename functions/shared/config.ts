@@ -42,6 +42,14 @@ const configSchema = z.object({
   SIGNIN_FAILURE_MEMORY_SECONDS: positiveInt(900),
   /** Requests to `POST /auth/guest` (embed widget guest sessions) per source IP per minute, whatever the project. */
   RATE_LIMIT_GUEST_SESSIONS_PER_IP_PER_MINUTE: positiveInt(20),
+  /**
+   * Requests to the bridge webhooks (`/webhooks/bridge/...`, `/webhooks/matrix/...`) per source IP
+   * per minute. Slack, Discord and a homeserver each call from a few addresses, so the budget is a
+   * whole platform's traffic, not one person's.
+   */
+  RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE: positiveInt(1200),
+  /** How old a Slack or Discord request's signed timestamp may be (either way) before it is refused as a replay. */
+  BRIDGE_SIGNATURE_MAX_AGE_SECONDS: positiveInt(300),
   /** Lifetime of a guest session's token (`POST /auth/guest`); the widget asks for a new session when it lapses. */
   GUEST_TOKEN_TTL_SECONDS: positiveInt(3600),
   TOKEN_DEFAULT_TTL_SECONDS: positiveInt(3600),

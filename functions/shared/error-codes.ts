@@ -31,6 +31,12 @@ export const ERROR_CODES = {
   reserved_id: { status: 400, meaning: 'A client-chosen id in a prefix the service keeps (see [Reserved ids](#reserved-ids))' },
   unknown_event_type: { status: 400, meaning: 'A webhook registration names event types the catalogue does not have; nothing is stored' },
   too_many_webhooks: { status: 400, meaning: 'The project has its 50 webhook registrations already' },
+  too_many_bridges: { status: 400, meaning: 'The project has its 50 bridges already' },
+  bridge_settings_invalid: {
+    status: 400,
+    meaning:
+      "A bridge's settings do not fit its platform (a field of another platform, a Discord webhook URL that is not one, neither webhook nor bot)",
+  },
   webhook_url_not_https: { status: 400, meaning: 'A webhook URL that is not https (plain http only to loopback in local mode)' },
   webhook_url_private: { status: 400, meaning: 'A webhook URL naming a private, loopback, link-local or internal host' },
   push_endpoint_not_https: { status: 400, meaning: 'A web push endpoint that is not https' },
@@ -66,6 +72,11 @@ export const ERROR_CODES = {
   token_expired: { status: 401, meaning: 'A token past its `exp`' },
   invalid_api_key: { status: 401, meaning: 'An `X-Service-Api-Key` that no project has, or whose project is gone' },
   invalid_credentials: { status: 401, meaning: 'Sign-in with an unknown user or a wrong password (the two are not told apart)' },
+  invalid_bridge_signature: {
+    status: 401,
+    meaning:
+      "A bridge webhook whose platform signature (Slack's HMAC, Discord's Ed25519) or Matrix `hs_token` is missing or wrong, or whose signed timestamp is outside the 5-minute window: nothing is written",
+  },
   quota_exceeded: { status: 402, meaning: "The project's monthly AI quota is used up; it renews on the first of the month (UTC)" },
   forbidden: { status: 403, meaning: "The caller's role is too low for the action" },
   not_a_member: { status: 403, meaning: 'The caller is not a member of the room (private rooms, sockets, room keys)' },
@@ -97,6 +108,7 @@ export const ERROR_CODES = {
   export_not_found: { status: 404, meaning: 'A GDPR export download link whose staged export is gone (expired, or the subject erased)' },
   agent_not_found: { status: 404, meaning: 'No such agent in the project' },
   webhook_not_found: { status: 404, meaning: 'No such webhook registration in the project' },
+  bridge_not_found: { status: 404, meaning: "No such bridge (in the caller's project; on a platform webhook, anywhere)" },
   delivery_not_found: { status: 404, meaning: 'No such webhook delivery in the project' },
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },
   subscription_not_found: { status: 404, meaning: 'No such web push subscription of the caller' },

@@ -1,7 +1,7 @@
 import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
-import { type DomainEvent, EVENT_TYPE_ATTRIBUTE } from '#shared/events';
+import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, eventFilterAttributes } from '#shared/events';
 
 /** The endpoint comes from the SDK's resolution (`AWS_ENDPOINT_URL_SNS` for the local stand-in). */
 export const sns = new SNSClient({ maxAttempts: 3, ...sdkClientDefaults });
@@ -32,6 +32,9 @@ export async function publishToEventTopic(entries: readonly TopicEntry[]): Promi
         MessageAttributes: {
           [EVENT_TYPE_ATTRIBUTE]: { DataType: 'String', StringValue: entry.event.type },
           projectId: { DataType: 'String', StringValue: entry.event.projectId },
+          ...Object.fromEntries(
+            Object.entries(eventFilterAttributes(entry.event)).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+          ),
         },
       })),
     }),

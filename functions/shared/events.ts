@@ -4,9 +4,9 @@ import { MEMBERSHIP_ORIGINS, memberRole } from '#shared/db/member-role';
 import { MESSAGE_CHANGES } from '#shared/db/message-changes';
 import { NOTIFICATION_KINDS } from '#shared/db/notification-kinds';
 import * as z from '#shared/schema';
-import { EVENT_TYPES, type EventType } from '#wiring/event-types';
+import { EVENT_FILTER_ATTRIBUTES, EVENT_TYPES, type EventFilterAttribute, type EventType } from '#wiring/event-types';
 
-export { EVENT_TYPES, type EventType };
+export { EVENT_FILTER_ATTRIBUTES, EVENT_TYPES, type EventFilterAttribute, type EventType };
 
 /**
  * THE catalogue of domain events: type → payload schema, shared by the producers (which write
@@ -27,6 +27,10 @@ export const eventCatalogue = {
     parent_id: z.nullable(z.number().check(z.int())),
     attachments: z.array(z.string()),
     createdAt: z.string(),
+    /** The room had a bridge when the message was sent (the bridge relay's filter policy matches on it). */
+    bridged: z.optional(z.boolean()),
+    /** The bridge the message came in through, from Slack, Discord or Matrix. */
+    viaBridge: z.optional(z.string()),
   }),
   mention: z.object({ ...roomEvent, messageId: z.number().check(z.int()), mentionedUserId: z.string(), userId: z.string() }),
   'moderation.auto_flag': z.object({ ...roomEvent, messageId: z.number().check(z.int()), userId: z.string(), reason: z.string() }),
@@ -143,6 +147,12 @@ export type EventPayload<T extends EventType> = z.infer<(typeof eventCatalogue)[
  * policy matches on it (`lib/constructs/chat-subscribers.ts`, `lib/local/sqs-local.ts`).
  */
 export const EVENT_TYPE_ATTRIBUTE = 'type';
+
+/** The filter attributes an event carries on the topic (string values; an absent one matches no allowlist). */
+export function eventFilterAttributes(event: DomainEvent): Partial<Record<EventFilterAttribute, string>> {
+  if (event.type === 'message.created' && event.payload.bridged) return { bridged: 'true' };
+  return {};
+}
 
 const knownTypes = new Set<string>(EVENT_TYPES);
 export const isEventType = (type: string): type is EventType => knownTypes.has(type);

@@ -37,6 +37,24 @@ export const newGuestUserId = () => newId(GUEST_USER_PREFIX.slice(0, -1));
 export const isGuestUserId = (userId: string) => userId.startsWith(GUEST_USER_PREFIX);
 
 /**
+ * A bridge's id carries its project (`br_<projectId>_<24 hex>`), as a webhook's does: the platforms
+ * call `/webhooks/bridge/<platform>/<bridgeId>` with no credential of ours, and the id finds the
+ * bridge within its project's keys.
+ */
+export const BRIDGE_ID_PATTERN = /^br_([a-z0-9][a-z0-9-]{1,62})_([0-9a-f]{24})$/;
+export const newBridgeId = (projectId: string) => `br_${projectId}_${randomBytes(12).toString('hex')}`;
+/** The project a bridge id names, `undefined` when it is not a bridge id. */
+export const projectOfBridgeId = (bridgeId: string) => BRIDGE_ID_PATTERN.exec(bridgeId)?.[1];
+
+/**
+ * The user ids people on a bridged platform speak as: `slack:<team>:<user>`,
+ * `discord:<guild>:<user>`, `matrix:<@user:server>`. The platform vouches for them, not a token.
+ */
+export const BRIDGE_USER_PREFIXES = ['slack:', 'discord:', 'matrix:'] as const;
+/** A bridged message's `clientMessageId`: `bridge:` and a digest of the bridge and the platform's event id. */
+export const BRIDGE_CLIENT_MESSAGE_PREFIX = 'bridge:';
+
+/**
  * Where a client names an id in a namespace the service also derives ids in, the prefixes of the
  * derived ones. Derived ids are predictable (a dm's from its members, an agent answer's from the
  * mention), so a client allowed one could claim it first: a group room under two other users' dm
@@ -45,12 +63,14 @@ export const isGuestUserId = (userId: string) => userId.startsWith(GUEST_USER_PR
  */
 export const RESERVED_ID_PREFIXES = {
   room: [DM_ROOM_ID_PREFIX, GENERATED_ROOM_ID_PREFIX],
-  clientMessage: [AGENT_USER_PREFIX],
+  // A bridged message is keyed by its platform event: a client taking the key first would silence it.
+  clientMessage: [AGENT_USER_PREFIX, BRIDGE_CLIENT_MESSAGE_PREFIX],
   // A user `agent:<handle>` would post as the agent: its messages would pass for the agent's answers.
   // `erased:user` stands for every erased user: one who took it would own their tombstones.
   // `guest_…` is a widget visitor's: a customer backend that mints tokens for names its users pick
   // would otherwise let one pick a guest's id and read that guest's support conversation.
-  user: [AGENT_USER_PREFIX, ERASED_USER_PREFIX, GUEST_USER_PREFIX],
+  // `slack:…`, `discord:…`, `matrix:…` are people on a bridged platform: a token naming one would speak for them.
+  user: [AGENT_USER_PREFIX, ERASED_USER_PREFIX, GUEST_USER_PREFIX, ...BRIDGE_USER_PREFIXES],
 } as const;
 
 /** The reserved prefix `id` begins with, where it begins with one of `kind`'s. */

@@ -91,6 +91,12 @@ export const outboundHosts = {
   },
   apns: { setting: 'APNS_BASE_URL', default: 'https://api.push.apple.com', summary: 'APNs HTTP/2, production' },
   'apns-sandbox': { setting: 'APNS_SANDBOX_BASE_URL', default: 'https://api.sandbox.push.apple.com', summary: 'APNs HTTP/2, sandbox' },
+  slack: { setting: 'SLACK_API_BASE_URL', default: 'https://slack.com', summary: 'Slack Web API (chat.postMessage), for bridges' },
+  discord: {
+    setting: 'DISCORD_API_BASE_URL',
+    default: 'https://discord.com/api/v10',
+    summary: 'Discord HTTP API (webhook execute, channel messages), for bridges',
+  },
   ai: { setting: 'AI_BASE_URL', default: undefined, summary: 'OpenAI-compatible chat completions; unset means AI is not configured' },
 } as const satisfies Record<string, { setting: string; default: string | undefined; summary: string }>;
 export type OutboundHostId = keyof typeof outboundHosts;

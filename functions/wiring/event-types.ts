@@ -26,3 +26,12 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * Attributes besides the type that the publisher sets on an event and a subscriber's filter policy
+ * may match on (`EventSubscriber.attributeFilter`), so a subscriber with nothing to do for most
+ * events of its type never receives them: `bridged` (`'true'` on a `message.created` in a room
+ * that has a bridge; `eventFilterAttributes` of `functions/shared/events.ts` sets it).
+ */
+export const EVENT_FILTER_ATTRIBUTES = ['bridged'] as const;
+export type EventFilterAttribute = (typeof EVENT_FILTER_ATTRIBUTES)[number];

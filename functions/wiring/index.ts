@@ -12,6 +12,7 @@ import { ai } from './ai.ts';
 import { attachments } from './attachments.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
+import { bridges } from './bridges.ts';
 import { calls } from './calls.ts';
 import { digest } from './digest.ts';
 import { events } from './events.ts';
@@ -59,6 +60,7 @@ export const areas: readonly Area[] = [
   support,
   calls,
   widget,
+  bridges,
 ];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);

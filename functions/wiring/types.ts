@@ -4,7 +4,7 @@
  */
 
 import type { Binding } from './bindings.ts';
-import type { EventType } from './event-types.ts';
+import type { EventFilterAttribute, EventType } from './event-types.ts';
 
 /** How a caller proves who it is. */
 export type AuthKind =
@@ -35,6 +35,7 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_WEBHOOK_VERIFY_PER_MINUTE'
   | 'RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE'
   | 'RATE_LIMIT_GUEST_SESSIONS_PER_IP_PER_MINUTE'
+  | 'RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE'
   | 'RATE_LIMIT_CLIENT_EVENTS_PER_SECOND'
   | 'RATE_LIMIT_THREAD_SUMMARY_PER_MINUTE'
   | 'RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE'
@@ -178,6 +179,13 @@ export interface EventSubscriber {
   readonly id: string;
   /** The event types delivered to its queue (an SNS filter policy on the `type` attribute). */
   readonly eventTypes: readonly EventType[] | 'all';
+  /**
+   * Further conditions of the filter policy, on the attributes the publisher sets
+   * (`EVENT_FILTER_ATTRIBUTES` of `functions/shared/events.ts`): an event reaches the queue only when
+   * each named attribute has one of the listed values. Events the subscriber would only drop then
+   * cost neither a queue message nor an invocation.
+   */
+  readonly attributeFilter?: Readonly<Partial<Record<EventFilterAttribute, readonly string[]>>>;
   readonly handler: string;
   readonly batchSize: number;
   /** Concurrent batches, as for {@link QueueConsumer}. */

@@ -7,6 +7,17 @@ import { addSqsConsumer } from './chat-consumers.ts';
 import type { ChatFunction } from './chat-function.ts';
 import { type ChatQueue, queueWithDeadLetter } from './chat-queues.ts';
 
+/** The subscription's filter policy: the event types, and the attribute conditions the subscriber adds. */
+function filterPolicyOf(subscriber: EventSubscriber): Record<string, SubscriptionFilter> | undefined {
+  const policy: Record<string, SubscriptionFilter> = {};
+  if (subscriber.eventTypes !== 'all')
+    policy[EVENT_TYPE_ATTRIBUTE] = SubscriptionFilter.stringFilter({ allowlist: [...subscriber.eventTypes] });
+  for (const [attribute, allowlist] of Object.entries(subscriber.attributeFilter ?? {})) {
+    policy[attribute] = SubscriptionFilter.stringFilter({ allowlist: [...allowlist] });
+  }
+  return Object.keys(policy).length > 0 ? policy : undefined;
+}
+
 /**
  * An event subscriber of `functions/wiring/`: its own queue and dead-letter queue in `scope` (the
  * subscriber's area), subscribed to the event topic with raw delivery (the queue holds the event
@@ -21,10 +32,7 @@ export function addEventSubscriber(scope: Construct, topic: ITopic, subscriber: 
   topicHere.addSubscription(
     new SqsSubscription(queue.queue, {
       rawMessageDelivery: true,
-      filterPolicy:
-        subscriber.eventTypes === 'all'
-          ? undefined
-          : { [EVENT_TYPE_ATTRIBUTE]: SubscriptionFilter.stringFilter({ allowlist: [...subscriber.eventTypes] }) },
+      filterPolicy: filterPolicyOf(subscriber),
     }),
   );
   addSqsConsumer(fn, queue.queue, subscriber, subscriber.visibilityTimeoutSeconds);

@@ -1,7 +1,7 @@
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
-import { eventSubscribers, queues } from '#wiring';
+import { type EventSubscriber, eventSubscribers, queues } from '#wiring';
 import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events';
 import { type InProcessRequestHandler, inProcessRequestHandler } from './in-process-handler';
 
@@ -21,6 +21,13 @@ export interface SqsLocal {
    */
   readonly requestHandler: InProcessRequestHandler;
   stop(): Promise<void>;
+}
+
+/** The subscription's `FilterPolicy`, as CDK writes it on AWS (`lib/constructs/chat-subscribers.ts`). */
+function filterPolicyAttributes(subscriber: EventSubscriber): { FilterPolicy?: string } {
+  const policy: Record<string, readonly string[]> = { ...subscriber.attributeFilter };
+  if (subscriber.eventTypes !== 'all') policy[EVENT_TYPE_ATTRIBUTE] = subscriber.eventTypes;
+  return Object.keys(policy).length > 0 ? { FilterPolicy: JSON.stringify(policy) } : {};
 }
 
 export const LOCAL_REGION = 'us-east-1';
@@ -74,7 +81,7 @@ export async function startSqsLocal(): Promise<SqsLocal> {
           Endpoint: await arnOf(queueUrl),
           Attributes: {
             RawMessageDelivery: 'true',
-            ...(subscriber.eventTypes === 'all' ? {} : { FilterPolicy: JSON.stringify({ [EVENT_TYPE_ATTRIBUTE]: subscriber.eventTypes }) }),
+            ...filterPolicyAttributes(subscriber),
           },
         }),
       );

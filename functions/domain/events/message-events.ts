@@ -41,6 +41,8 @@ export async function messageEvents(message: MessageItem): Promise<DomainEvent[]
         parent_id: message.parent_id,
         attachments: message.attachments,
         createdAt: message.createdAt,
+        ...(message.bridged ? { bridged: true } : {}),
+        ...(message.viaBridge ? { viaBridge: message.viaBridge } : {}),
       },
       { id: idOf('message.created'), createdAt: announcedAt },
     ),

@@ -30,7 +30,7 @@ import type { MessageInput } from './message-input';
  * An agent's answer (`agent`) skips the sender limit too: it comes after the AI call was paid for,
  * and a 429 then would throw the answer away; what an agent may spend is bounded by the quota.
  */
-export type MessageSource = 'api' | 'websocket' | 'import' | 'agent';
+export type MessageSource = 'api' | 'websocket' | 'import' | 'agent' | 'bridge';
 
 export interface SendContext {
   readonly source: MessageSource;
@@ -39,6 +39,11 @@ export interface SendContext {
   readonly connectionId?: string;
   /** A voice message's fields (`POST /messages/voice`), stored with it. */
   readonly voice?: VoiceFields;
+  /**
+   * The bridge a message from Slack, Discord or Matrix came in through (source `bridge`, sent with
+   * the API key's rights as the platform user): the relay sends it to the room's other bridges only.
+   */
+  readonly viaBridge?: string;
 }
 
 export interface SendResult {
@@ -73,18 +78,21 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
   // A public room is joined below, once nothing can refuse the message.
   const access = await accessRoom(principal, input.roomId, { join: false });
 
-  if (principal.kind === 'user' && context.source !== 'import' && context.source !== 'agent') {
+  // A bridged platform's people are held to the sender limit as users are, by their platform user id.
+  const limitedSender = context.source === 'bridge' ? authorId : principal.kind === 'user' ? principal.userId : undefined;
+  if (limitedSender !== undefined && context.source !== 'import' && context.source !== 'agent') {
     await consumeRateLimit(
       projectId,
       'messages',
-      rateLimitKeys(principal.userId, input.roomId, context.sourceIp),
+      rateLimitKeys(limitedSender, input.roomId, context.sourceIp),
       config.RATE_LIMIT_MESSAGES_PER_MINUTE,
     );
   }
 
   const parent = input.parent_id != null ? await requireMessage(projectId, input.roomId, input.parent_id) : undefined;
   if (context.source !== 'import') await joinPublicRoom(principal, access);
-  return persistAndAnnounce(principal, input, authorId, context, parent && threadPlacement(parent));
+  const bridged = (access.room.bridgeCount ?? 0) > 0;
+  return persistAndAnnounce(principal, input, authorId, context, parent && threadPlacement(parent), bridged);
 }
 
 function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
@@ -121,6 +129,7 @@ async function persistAndAnnounce(
   authorId: string,
   context: SendContext,
   thread: ThreadPlacement | undefined,
+  bridged: boolean,
 ): Promise<SendResult> {
   const projectId = principal.projectId;
   const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
@@ -138,6 +147,9 @@ async function persistAndAnnounce(
     moderation,
     ...(context.voice ? { voice: context.voice } : {}),
     ...(thread ? { thread_root: thread.root, thread_depth: thread.depth, thread_path: thread.path } : {}),
+    // Known from the room read above (cached up to CACHE_TTL_MS): a bridge made within that time may miss a message.
+    ...(bridged ? { bridged: true as const } : {}),
+    ...(context.viaBridge ? { viaBridge: context.viaBridge } : {}),
   };
 
   const live = input.createdAt === undefined;

@@ -61,6 +61,10 @@ export const messageItem = z.object({
   pinnedBy: z.optional(z.string()),
   /** Voice messages only (`POST /messages/voice`). */
   voice: z.optional(voiceFields),
+  /** Set when the room had a bridge as the message was sent: its `message.created` is for the bridge relay. */
+  bridged: z.optional(z.literal(true)),
+  /** The bridge a bridged platform's message came in through, which the relay does not send it back to. */
+  viaBridge: z.optional(z.string()),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 

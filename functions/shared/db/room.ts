@@ -26,6 +26,8 @@ export const roomItem = z.object({
   e2eKey: z.string(),
   /** Members (not only moderators) may pin messages with the `/pin` slash command; off unless set. */
   allowMemberPins: z.optional(z.boolean()),
+  /** Bridges linking the room to Slack, Discord or Matrix channels (`./bridge`); absent: none. */
+  bridgeCount: z.optional(z.number().check(z.int())),
   createdBy: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
