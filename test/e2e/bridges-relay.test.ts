@@ -13,6 +13,7 @@ import { eventSubscribers } from '#wiring';
 import { api, createTestProject, newUser, runtime, type TestProject, uniqueId } from '../support/api';
 import type { RecordedPost } from '../support/bridge-platforms';
 import { sharedBridgePlatforms } from '../support/bridge-platforms/shared';
+import { discordPublicKeyHex } from '../support/bridges';
 
 /**
  * The outbound relay against the shared runtime: messages of a bridged room reach the local Slack,
@@ -36,7 +37,6 @@ beforeAll(async () => {
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const digits = (count: number) => `1${Array.from({ length: count - 1 }, () => Math.floor(Math.random() * 10)).join('')}`;
-const PUBLIC_KEY = 'a'.repeat(64);
 
 async function newRoom(): Promise<string> {
   const roomId = uniqueId('room');
@@ -64,7 +64,7 @@ async function discordWebhookBridge(roomId: string) {
   const webhookToken = hex(20);
   await platforms.discord.expect(webhookId, webhookToken);
   const webhookUrl = `https://discord.com/api/webhooks/${webhookId}/${webhookToken}`;
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: PUBLIC_KEY, webhookUrl });
+  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordPublicKeyHex(), webhookUrl });
   return { bridgeId, target: webhookId, webhookToken };
 }
 
@@ -72,7 +72,7 @@ async function discordBotBridge(roomId: string) {
   const channelId = digits(18);
   const botToken = hex(24);
   await platforms.discord.expect(channelId, botToken);
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: PUBLIC_KEY, botToken, channelId });
+  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordPublicKeyHex(), botToken, channelId });
   return { bridgeId, target: channelId, botToken };
 }
 
