@@ -39,7 +39,7 @@ describe(`the projection of ${projectedRoutes} routes`, () => {
       'ModerationAssistant',
       'NotificationFanout',
       'DigestBuilder',
-      'BridgeRelay',
+      'NetworkRelay',
     ]);
     expect(bindings).toEqual(new Set(['table', 'queue', 'connections', 'secret', 'outbound']));
     // Unique ids and route keys, as the HTTP API and the function names demand.
