@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config';
 import { api, createTestProject, newGroupRoom, type TestProject } from '../support/api';
@@ -20,6 +21,7 @@ import {
   snowflake,
   unixSeconds,
 } from '../support/bridge-signers';
+import { fieldValue, malformedJson, oddString, RawJson, toJsonText } from '../support/fuzz/arbitraries';
 import { freshSourceIp, postFrom } from '../support/source-ip';
 import { connectWelcomed, type RoomSocket } from '../support/ws';
 
@@ -369,16 +371,27 @@ describe('POST /webhooks/bridge/discord/<bridgeId>', () => {
     expect(await said(botRoom.roomId)).toEqual([[`discord:${guild.guildId}:${guild.userId}`, 'here']]);
   });
 
-  it('answers a signed body that is no interaction with 400', async () => {
+  it('answers a signed body that is no interaction with 400, and reads options no deeper than Discord nests them', async () => {
     // Prepare
     const room = await discordRoom(application);
 
+    const bodies = ['not json', '{"type":2}', '{"id":"1","type":"two"}', '{"id":"1","type":2,"data":{"options":"message"}}'];
+    // Deeper than Discord nests options: what lies below a subcommand's options is not read.
+    const nested = (depth: number) =>
+      `${'[{"name":"a","type":1,"options":'.repeat(depth)}[{"name":"m","type":3,"value":"deep"}]${'}]'.repeat(depth)}`;
+    const interaction = (options: string) =>
+      `{"id":"${snowflake()}","type":2,"member":{"user":{"id":"1"}},"guild_id":"2","data":{"options":${options}}}`;
+
     // Act
-    const answers = await Promise.all(['not json', '{"type":2}', '{"id":"1","type":"two"}'].map((body) => discord(room, body)));
+    const answers = await Promise.all(bodies.map((body) => discord(room, body)));
+    const deepest = await discord(room, interaction(nested(20_000)));
+    const subcommand = await discord(room, interaction(nested(2)));
 
     // Assess
     for (const answer of answers) expect(answer).toMatchObject({ status: 400, body: { error: { code: expect.any(String) } } });
-    expect(await history(room.roomId)).toEqual([]);
+    expect(deepest).toMatchObject({ status: 200, body: { type: 4, data: { flags: 64 } } });
+    expect(subcommand).toMatchObject({ status: 200, body: { type: 4, data: { content: 'deep' } } });
+    expect(await said(room.roomId)).toEqual([['discord:2:1', 'deep']]);
   });
 });
 
@@ -579,5 +592,112 @@ describe(`RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE (${config.RATE_LIMIT_BRIDG
     expect(Number(over.retryAfter)).toBeGreaterThan(0);
     expect(elsewhere.status).toBe(200);
     expect((await said(room.roomId)).map(([, content]) => content)).toEqual(['within the budget', 'from elsewhere']);
+  }, 60_000);
+});
+
+describe('signed bodies of any shape', () => {
+  /** A field as the platform sends it, or any odd JSON value (deep, huge, odd numbers) in its place. */
+  const either = <T>(plausible: fc.Arbitrary<T>) =>
+    fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: fieldValue() }, { weight: 1, arbitrary: fc.constant(undefined) });
+  const deepOptions = (depth: number) =>
+    new RawJson(`${'[{"name":"a","type":1,"options":'.repeat(depth)}[]${'}]'.repeat(depth)}`, `options ${depth} deep`);
+
+  async function expectNoFault(
+    path: string,
+    bodies: fc.Arbitrary<unknown>,
+    headersFor: (text: string) => Record<string, string>,
+    method = 'POST',
+  ) {
+    await fc.assert(
+      fc.asyncProperty(bodies, async (body) => {
+        const text = typeof body === 'string' ? body : toJsonText(body);
+        const answer = await send(path, text, headersFor(text), method);
+        expect([200, 400, 413], `${answer.status} ${JSON.stringify(answer.body)?.slice(0, 300)} for ${text.slice(0, 300)}`).toContain(
+          answer.status,
+        );
+        if (answer.status >= 400) expect(answer.body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+      }),
+      { numRuns: 30 },
+    );
+  }
+
+  it('Slack: a 200 or a 4xx in the error shape, never a 5xx', async () => {
+    const room = await slackRoom();
+    const event = fc.record({
+      type: either(fc.constantFrom('message', 'app_mention')),
+      subtype: either(fc.constantFrom('thread_broadcast', 'bot_message', 'me_message')),
+      channel: either(fc.constant(SLACK.channelId)),
+      user: either(fc.oneof(fc.constant('U0ALICE'), oddString)),
+      text: either(fc.oneof(oddString, fc.string({ maxLength: 5000 }))),
+      bot_id: either(fc.constant(null)),
+      user_team: either(oddString),
+    });
+    const envelope = fc.record({
+      type: either(fc.constantFrom('event_callback', 'url_verification', 'app_rate_limited')),
+      event_id: either(fc.oneof(fc.constant(slackEventId()), oddString)),
+      team_id: either(fc.constant(SLACK.teamId)),
+      challenge: either(oddString),
+      event: either(event),
+    });
+    await expectNoFault(room.path, fc.oneof(envelope, malformedJson), (text) => slackHeaders(SLACK.signingSecret, text));
+  }, 60_000);
+
+  it('Discord: a 200 or a 4xx in the error shape, never a 5xx', async () => {
+    const application = discordKeyPair();
+    const room = await discordRoom(application);
+    const option = fc.record({ name: either(fc.constant('message')), type: either(fc.constantFrom(1, 2, 3)), value: either(oddString) });
+    const interaction = fc.record({
+      id: either(fc.oneof(fc.constant(snowflake()), oddString)),
+      type: either(fc.constantFrom(1, 2, 3, 4, 5, 6)),
+      guild_id: either(fc.constant(snowflake())),
+      member: either(fc.record({ user: either(fc.record({ id: either(fc.constant(snowflake())) })) })),
+      user: either(fc.record({ id: either(fc.constant(snowflake())) })),
+      data: either(
+        fc.record({
+          options: either(
+            fc.oneof(fc.array(either(option), { maxLength: 3 }), fc.constant(deepOptions(5)), fc.constant(deepOptions(20_000))),
+          ),
+          components: either(
+            fc.array(
+              either(
+                fc.record({
+                  type: either(fc.constantFrom(1, 4, 18)),
+                  value: either(oddString),
+                  components: either(fc.array(fieldValue(), { maxLength: 3 })),
+                  component: either(fieldValue()),
+                }),
+              ),
+              { maxLength: 3 },
+            ),
+          ),
+        }),
+      ),
+    });
+    await expectNoFault(room.path, fc.oneof(interaction, malformedJson), (text) => discordHeaders(application.privateKey, text));
+  }, 60_000);
+
+  it('Matrix: a 200 or a 4xx in the error shape, never a 5xx', async () => {
+    const room = await matrixRoom();
+    const event = fc.record({
+      type: either(fc.constantFrom('m.room.message', 'm.room.member')),
+      room_id: either(fc.constant(MATRIX.matrixRoomId)),
+      sender: either(fc.oneof(fc.constant('@alice:example.org'), oddString)),
+      event_id: either(fc.oneof(fc.constant('$e'), oddString)),
+      content: either(
+        fc.record({
+          msgtype: either(fc.constantFrom('m.text', 'm.emote', 'm.image')),
+          body: either(fc.oneof(oddString, fc.string({ maxLength: 5000 }))),
+          'm.relates_to': either(fieldValue()),
+          'io.serverless-chat.origin': either(fieldValue()),
+        }),
+      ),
+    });
+    const transaction = fc.record({ events: either(fc.array(either(event), { maxLength: 4 })) });
+    await expectNoFault(
+      `${room.path}/_matrix/app/v1/transactions/fuzz`,
+      fc.oneof(transaction, malformedJson),
+      () => matrixHeaders(MATRIX.hsToken),
+      'PUT',
+    );
   }, 60_000);
 });

@@ -31,21 +31,27 @@ const DISCORD_MESSAGE_MAX_LENGTH = 2000;
 const snowflake = z.string().check(z.regex(/^\d{1,20}$/, 'must be a Discord id'));
 const discordUser = z.object({ id: snowflake });
 
-interface CommandOption {
-  readonly name: string;
-  readonly type: number;
-  readonly value?: unknown;
-  readonly options?: CommandOption[];
-}
-/** A command's options; a subcommand (group) nests its own. */
-const commandOption: z.ZodMiniType<CommandOption> = z.object({
-  name: z.string(),
-  type: z.number(),
-  value: z.optional(z.unknown()),
-  get options() {
-    return z.optional(z.array(commandOption).check(z.maxLength(25)));
-  },
-});
+const optionFields = { name: z.string(), type: z.number(), value: z.optional(z.unknown()) };
+/**
+ * A command's options, as deep as Discord nests them (a subcommand group holds subcommands, which
+ * hold options) and no deeper: a schema that followed any depth would recurse for as long as a
+ * body nests, past the stack.
+ */
+const commandOptions = z.optional(
+  z
+    .array(
+      z.object({
+        ...optionFields,
+        options: z.optional(
+          z
+            .array(z.object({ ...optionFields, options: z.optional(z.array(z.object(optionFields)).check(z.maxLength(25))) }))
+            .check(z.maxLength(25)),
+        ),
+      }),
+    )
+    .check(z.maxLength(25)),
+);
+type CommandOption = { readonly type: number; readonly value?: unknown; readonly options?: readonly CommandOption[] };
 
 export const discordInteraction = z.object({
   id: snowflake,
@@ -56,7 +62,7 @@ export const discordInteraction = z.object({
   user: z.optional(discordUser),
   data: z.optional(
     z.object({
-      options: z.optional(z.array(commandOption).check(z.maxLength(25))),
+      options: commandOptions,
       /** A modal's rows of text inputs (or label components holding one); read by `modalText`. */
       components: z.optional(z.array(z.unknown()).check(z.maxLength(25))),
     }),
