@@ -401,7 +401,7 @@ describe('Matrix application service transactions', () => {
     matrixMessageEvent({ roomId: MATRIX.matrixRoomId, sender: alice, body, ...extra });
   const putPath = (room: Bridged, txnId: string) => `${room.path}/_matrix/app/v1/transactions/${txnId}`;
 
-  it('posts the linked room’s m.text, m.notice and m.emote as matrix:<mxid> (POST, the spec’s route) and answers {}', async () => {
+  it('posts the linked room’s m.text, m.notice and m.emote as matrix:<mxid> (POST /webhooks/matrix/<bridgeId>) and answers {}', async () => {
     // Prepare
     const room = await matrixRoom();
     const socket = await watch(room);
