@@ -58,6 +58,8 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
   let stored: StoredWebhook[];
   let storedPush: Record<string, any>[];
   let vapidPublicKey: string;
+  let storedBridge: Record<string, any>;
+  const bridgeTokens = { hsToken: `hs-${randomBytes(8).toString('hex')}`, asToken: `as-${randomBytes(8).toString('hex')}` };
   const pushKeys = {
     fcmServerKey: `fcm-legacy-${randomBytes(8).toString('hex')}`,
     serviceAccount: JSON.stringify({
@@ -116,6 +118,17 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
       },
     });
     vapidPublicKey = (await call('/push/web/vapid-public-key?projectId=demo')).body.publicKey;
+    // A bridge's tokens are sealed under the same key, each bound to its bridge and field.
+    await call('/admin/bridges', {
+      apiKey: local.apiKey,
+      body: {
+        platform: 'matrix',
+        roomId: 'secrets-room',
+        ...bridgeTokens,
+        homeserverUrl: 'https://matrix.example.org',
+        matrixRoomId: '!sealed:example.org',
+      },
+    });
     exitCode = await local.stop();
     local = undefined;
 
@@ -137,6 +150,10 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
         new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P#demo#PUSHCFG' } }),
       );
       storedPush = push.Items ?? [];
+      const bridges = await client.send(
+        new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P#demo#BRIDGES' } }),
+      );
+      storedBridge = bridges.Items?.[0] ?? {};
     } finally {
       client.destroy();
       await dynamo.stop();
@@ -190,6 +207,19 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     // Assess
     expect(opened).toBe(which === 'given' ? givenSecret : generatedSecret);
     expect(() => decrypt(randomBytes(32), item, `webhook-secret|demo|${item.webhookId}`)).toThrow();
+  });
+
+  it("stores a bridge's tokens sealed, each opening only as its own bridge's field", () => {
+    // Prepare
+    const aadOf = (field: string) => `bridge-secret|demo|${storedBridge.bridgeId}#${field}`;
+
+    // Assess
+    expect(JSON.stringify(storedBridge)).not.toContain(bridgeTokens.hsToken);
+    expect(JSON.stringify(storedBridge)).not.toContain(bridgeTokens.asToken);
+    expect(decrypt(key, storedBridge.secrets.hsToken, aadOf('hsToken'))).toBe(bridgeTokens.hsToken);
+    expect(decrypt(key, storedBridge.secrets.asToken, aadOf('asToken'))).toBe(bridgeTokens.asToken);
+    // Copied onto the other field (or another bridge), the value does not open.
+    expect(() => decrypt(key, storedBridge.secrets.hsToken, aadOf('asToken'))).toThrow();
   });
 
   it('uses a fresh IV for each registration', () => {

@@ -160,11 +160,12 @@ export const futureAreas: readonly FutureArea[] = [
     subscribers: [],
   },
   {
-    id: 'Bridges',
-    summary: 'Bridges to other chat networks: bridges, room mappings, credentials, deliveries',
+    // The Bridges area itself has landed (functions/wiring/bridges.ts); this one stands for more networks and their mappings.
+    id: 'ChatNetworks',
+    summary: 'Links to other chat networks: networks, room mappings, credentials, deliveries',
     auth: 'userOrService',
     collections: [
-      collection('Bridge', 'Bridges'),
+      collection('Network', 'Networks'),
       collection('RoomMapping', 'RoomMappings'),
       collection('Credential', 'Credentials'),
       collection('Delivery', 'Deliveries'),
@@ -172,7 +173,7 @@ export const futureAreas: readonly FutureArea[] = [
     writes: ['secret:webhook-key'],
     subscribers: [
       {
-        id: 'BridgeRelay',
+        id: 'NetworkRelay',
         eventTypes: ['message.created', 'message.updated', 'handoff'],
         bindings: [...readWrite, 'secret:webhook-key'],
         summary: 'Relays messages to the bridged networks',

@@ -1,0 +1,41 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { api, uniqueId } from './api';
+
+/** A Discord application's Ed25519 public key as the Developer Portal shows it: 64 hex characters. */
+export function discordPublicKeyHex(): string {
+  const { publicKey } = generateKeyPairSync('ed25519');
+  const spki = publicKey.export({ format: 'der', type: 'spki' });
+  return spki.subarray(spki.length - 32).toString('hex');
+}
+
+/** A valid `POST /admin/bridges` body of each platform for `roomId` (secrets made up per call). */
+export const bridgeBodies = {
+  slack: (roomId: string) => ({
+    platform: 'slack',
+    roomId,
+    signingSecret: uniqueId('slack-signing-secret'),
+    botToken: `xoxb-${uniqueId('bot')}`,
+    channelId: 'C0123ABCD',
+  }),
+  discord: (roomId: string) => ({
+    platform: 'discord',
+    roomId,
+    publicKey: discordPublicKeyHex(),
+    webhookUrl: `https://discord.com/api/webhooks/112233445566778899/${uniqueId('hook-token')}`,
+  }),
+  matrix: (roomId: string) => ({
+    platform: 'matrix',
+    roomId,
+    hsToken: uniqueId('hs-token'),
+    asToken: uniqueId('as-token'),
+    homeserverUrl: 'https://matrix.example.org',
+    matrixRoomId: '!room:example.org',
+  }),
+};
+
+/** Creates a Slack bridge for `roomId` with the API key; answers the bridge. */
+export async function createSlackBridge(apiKey: string, roomId: string) {
+  const created = await api('/admin/bridges', { apiKey, body: bridgeBodies.slack(roomId) });
+  if (created.status !== 201) throw new Error(`bridge creation failed: ${created.status} ${JSON.stringify(created.body)}`);
+  return created.body;
+}
