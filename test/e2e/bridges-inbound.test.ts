@@ -529,7 +529,6 @@ describe('the bridge in the path', () => {
     // Act
     const answers = await Promise.all([
       send(`/webhooks/bridge/slack/${noSuchBridge}`, body, signed),
-      send('/webhooks/bridge/slack/not-a-bridge-id', body, signed),
       send(`/webhooks/bridge/slack/br_no-such-project_${'0'.repeat(24)}`, body, signed),
       send(`/webhooks/bridge/discord/${slack.bridgeId}`, body, signed),
       send(`/webhooks/matrix/${slack.bridgeId}`, body, matrixHeaders(MATRIX.hsToken)),
@@ -540,6 +539,14 @@ describe('the bridge in the path', () => {
     // Assess
     for (const answer of answers) expect(answer).toMatchObject(notFound);
     expect(await history(slack.roomId)).toEqual([]);
+  });
+
+  it('answers a malformed bridge id with 400 naming path.bridgeId, as the admin routes do', async () => {
+    // Act
+    const answer = await send('/webhooks/bridge/slack/not-a-bridge-id', '{}', {});
+
+    // Assess
+    expect(answer).toMatchObject({ status: 400, body: { error: { code: 'validation_failed', details: [{ field: 'path.bridgeId' }] } } });
   });
 
   it('stops answering once the bridge is deleted', async () => {

@@ -1,16 +1,21 @@
 import * as z from '#shared/schema';
+import { bridgeParams } from './schemas';
 
 /**
- * The bridge id of a platform webhook's path, taken as any string: an id that names no bridge of
- * the platform, malformed or not, is the same 404 `bridge_not_found`, and the caller learns
- * nothing more from the difference.
+ * A platform webhook's path names its bridge as the admin routes do: a malformed id is a 400 naming
+ * `path.bridgeId`; a well-formed one of no bridge, or of another platform's, is 404 `bridge_not_found`.
  */
-const anyBridgeId = z.string().check(z.maxLength(200));
+export const inboundBridgeParams = bridgeParams;
 
-export const inboundBridgeParams = z.object({ bridgeId: anyBridgeId });
-
-/** The homeserver's own path: the bridge's and a transaction id the homeserver picks. */
-export const matrixTransactionParams = z.object({ bridgeId: anyBridgeId, txnId: z.string().check(z.maxLength(255)) });
+/**
+ * The homeserver's own path: the bridge, and a transaction id the homeserver picks. That id is
+ * opaque and not used (the events' ids key the messages), so any a homeserver sends is taken:
+ * refusing one would stop that homeserver's transactions for good.
+ */
+export const matrixTransactionParams = z.object({
+  ...bridgeParams.shape,
+  txnId: z.string().check(z.minLength(1), z.maxLength(255)),
+});
 
 /** Older homeservers send the `hs_token` as this query parameter instead of a bearer header. */
 export const matrixQuery = z.object({ access_token: z.optional(z.string().check(z.maxLength(1024))) });
