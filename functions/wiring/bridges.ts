@@ -107,4 +107,30 @@ export const bridges: Area = {
       summary: 'The same transaction on the path a homeserver calls (registration url <base>/webhooks/matrix/<bridgeId>)',
     },
   ],
+  eventSubscribers: [
+    {
+      id: 'BridgeRelay',
+      eventTypes: ['message.created'],
+      // Only bridged rooms' messages reach the queue: a room without a bridge costs the relay nothing.
+      attributeFilter: { bridged: ['true'] },
+      handler: 'workers/relay-to-bridges.ts',
+      // A batch's events are relayed in parallel, each to its room's few bridges; ten keep the
+      // invocations few when a bridged room is busy without one slow platform holding more back.
+      batchSize: 10,
+      // Slack (about one post a second per channel) and Discord (five per two seconds per webhook)
+      // throttle well below what more pollers could send: more would only buy 429s and retries.
+      maxConcurrency: 2,
+      // Each platform call ends within OUTBOUND_TIMEOUT_MS (10 s), the bridges of an event in
+      // parallel; 30 s leaves room for the secrets, the claims and a slow Matrix homeserver.
+      timeoutSeconds: 30,
+      // Six times the consumer's timeout, as AWS advises for SQS event sources; it is also the wait
+      // before a failed platform is tried again, longer than the Retry-After Slack and Discord send.
+      visibilityTimeoutSeconds: 180,
+      // Five tries over about a quarter of an hour ride out a platform's brief outage; then the
+      // event rests in the dead-letter queue (the bridges that took it are not sent it again).
+      maxReceiveCount: 5,
+      bindings: ['table:read', 'table:write', 'secret:webhook-key', 'outbound:slack', 'outbound:discord'],
+      summary: "A bridged room's new message goes to each of its bridges' channels but the one it came from, once per bridge",
+    },
+  ],
 };

@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { startLocalRuntime } from '../../lib/local/runtime';
 import { startOpenAiServer } from './ai/openai-server';
+import { type BridgePlatformsInfo, startBridgePlatforms } from './bridge-platforms';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
 /** The LiveKit-compatible call server the shared runtime issues tokens for (no server runs: tokens are verified offline). */
@@ -23,6 +24,8 @@ export interface RuntimeInfo {
 declare module 'vitest' {
   export interface ProvidedContext {
     runtime: RuntimeInfo;
+    /** The Slack, Discord and Matrix stand-ins the runtime's bridges talk to (`sharedBridgePlatforms()` steers them). */
+    bridgePlatforms: BridgePlatformsInfo;
   }
 }
 
@@ -34,6 +37,9 @@ export default async function setup(project: TestProject) {
   // The AI routes answer from a local OpenAI-compatible server; suites that script its answers or
   // need AI off start runtimes of their own.
   const ai = await startOpenAiServer();
+  // The bridge relay posts to local Slack and Discord stand-ins; they run here, in vitest's main
+  // process, so tests read and steer them over HTTP (test/support/bridge-platforms/client.ts).
+  const bridgePlatforms = await startBridgePlatforms();
   const runtime = await startLocalRuntime({
     port: 0,
     // Suites make rooms, register push targets and call the AI routes as the same few users many
@@ -47,6 +53,7 @@ export default async function setup(project: TestProject) {
       RATE_LIMIT_REPLY_SUGGESTIONS_PER_MINUTE: '1000',
       RATE_LIMIT_AGENT_INVOKE_PER_MINUTE: '1000',
       AI_BASE_URL: ai.url,
+      ...bridgePlatforms.settings,
       AI_ALLOWED_MODELS: 'gpt-4o-mini,validation-model,some-model',
       // Sign-in lockouts short enough to watch grow (test/e2e/sign-in-throttle.test.ts), and a
       // per-IP budget the suites' sign-ins from 127.0.0.1 stay far below.
@@ -87,8 +94,10 @@ export default async function setup(project: TestProject) {
     eventTopicArn: runtime.eventTopicArn,
     tableName: runtime.tableName,
   });
+  project.provide('bridgePlatforms', bridgePlatforms.info);
   return async () => {
     await runtime.stop();
     await ai.close();
+    await bridgePlatforms.close();
   };
 }

@@ -1,4 +1,4 @@
-import { claimEvent, completeEventClaim, releaseEventClaim } from '#shared/db/event-claim';
+import { claimantOf, claimEvent, completeEventClaim, releaseEventClaim } from '#shared/db/event-claim';
 import type { DomainEvent } from '#shared/events';
 import { eventSubscribers } from '#wiring';
 
@@ -11,19 +11,29 @@ import { eventSubscribers } from '#wiring';
  * function dies mid-way, the lease runs out and the retry takes the claim over. Costs two writes,
  * so subscribers call it only when there is work to protect (watchers exist).
  *
+ * A subscriber whose work for one event falls into independent parts (the bridge relay: one post
+ * per bridge of the room) names the `part`: each part is claimed on its own, so a retry after one
+ * part failed does that part again, never the parts already done.
+ *
  * @returns whether `work` ran
  */
-export async function onceFor(subscriber: string, event: DomainEvent, work: () => Promise<void>): Promise<boolean> {
+export async function onceFor(
+  subscriber: string,
+  event: DomainEvent,
+  work: () => Promise<void>,
+  options: { readonly part?: string } = {},
+): Promise<boolean> {
   const entry = eventSubscribers.find((candidate) => candidate.id === subscriber);
   if (!entry) throw new Error(`No event subscriber ${subscriber} in functions/wiring/`);
+  const claimant = claimantOf(subscriber, options.part);
   const now = Date.now();
-  if (!(await claimEvent(event.projectId, event.id, subscriber, now, now + entry.timeoutSeconds * 1000))) return false;
+  if (!(await claimEvent(event.projectId, event.id, claimant, now, now + entry.timeoutSeconds * 1000))) return false;
   try {
     await work();
   } catch (error) {
-    await releaseEventClaim(event.projectId, event.id, subscriber).catch(() => undefined);
+    await releaseEventClaim(event.projectId, event.id, claimant).catch(() => undefined);
     throw error;
   }
-  await completeEventClaim(event.projectId, event.id, subscriber);
+  await completeEventClaim(event.projectId, event.id, claimant);
   return true;
 }

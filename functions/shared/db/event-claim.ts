@@ -4,13 +4,17 @@ import { OUTBOX_RETENTION_SECONDS, outboxPk } from './outbox';
 import { isConditionFailure } from './transact';
 
 /**
- * A subscriber's claim on an event (`DONE#<subscriber>`, beside the event's outbox item): `running`
- * with a lease while the subscriber works, `done` after. Kept as long as the outbox item.
+ * A subscriber's claim on an event (`DONE#<subscriber>`, beside the event's outbox item), or on one
+ * part of its work (`DONE#<subscriber>#<part>`, {@link claimantOf}): `running` with a lease while
+ * the subscriber works, `done` after. Kept as long as the outbox item.
  */
 export const eventClaimKey = (projectId: string, eventId: string, subscriber: string) => ({
   pk: outboxPk(projectId, eventId),
   sk: `DONE#${subscriber}`,
 });
+
+/** Who holds a claim: the subscriber, or the subscriber for one part of an event's work. */
+export const claimantOf = (subscriber: string, part?: string) => (part === undefined ? subscriber : `${subscriber}#${part}`);
 
 const stateNames = { '#state': 'state' };
 

@@ -259,7 +259,7 @@ export function describeAreaStack(areaId: string): void {
   describe.each(area.eventSubscribers ?? [])('event subscriber $id', (subscriber) => {
     const view = () => viewOfFunction(entryOf(subscriber.id));
 
-    it('has its own queue in its area, subscribed to the root event topic with raw delivery and a filter on the event type', () => {
+    it('has its own queue in its area, subscribed to the root event topic with raw delivery and a filter on the event type and its attribute conditions', () => {
       const subscriptions = Object.values(view().template.findResources('AWS::SNS::Subscription')).filter(
         (subscription) => render(view(), subscription.Properties.Endpoint) === `<${subscriber.id} queue>.Arn`,
       );
@@ -268,9 +268,11 @@ export function describeAreaStack(areaId: string): void {
       const properties = subscriptions[0]?.Properties as Record<string, unknown>;
       expect(properties).toMatchObject({ Protocol: 'sqs', RawMessageDelivery: true });
       expect(render(view(), properties.TopicArn)).toBe('<event topic>');
-      expect(properties.FilterPolicy).toEqual(
-        subscriber.eventTypes === 'all' ? undefined : { [EVENT_TYPE_ATTRIBUTE]: [...subscriber.eventTypes] },
-      );
+      const policy = {
+        ...(subscriber.eventTypes === 'all' ? {} : { [EVENT_TYPE_ATTRIBUTE]: [...subscriber.eventTypes] }),
+        ...Object.fromEntries(Object.entries(subscriber.attributeFilter ?? {}).map(([name, values]) => [name, [...values]])),
+      };
+      expect(properties.FilterPolicy).toEqual(Object.keys(policy).length > 0 ? policy : undefined);
     });
 
     it('lets the event topic, and no other sender, deliver to its queue', () => {
