@@ -3,16 +3,26 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type AuthenticatedContext, type AuthenticationOptions, authentication } from '#edge/middlewares/authentication';
 import { errorResponse } from '#edge/middlewares/error-response';
+import { readJsonBody } from '#edge/middlewares/json-body';
 import { observability } from '#edge/middlewares/observability';
 import { routeGuards } from '#edge/middlewares/route-guards';
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
-import { type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
+import { parsePart, type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
 import type { Principal, UserPrincipal } from '#shared/auth';
 import type * as z from '#shared/schema';
 import { httpRoute } from '#wiring';
 
 export { MAX_BODY_BYTES } from '#edge/middlewares/json-body';
-export { parsePart } from '#edge/middlewares/validation';
+export { parsePart };
+
+/**
+ * A JSON body its route left raw (`rawBody: true`) so that a signature could be checked on the bytes
+ * as sent, read and validated now as a `body` schema is: 413 over `MAX_BODY_BYTES`, 400
+ * `invalid_json`, or 400 naming each bad field.
+ */
+export function parseRawJson<S extends z.ZodMiniType>(schema: S, rawBody: Buffer): z.infer<S> {
+  return parsePart(schema, readJsonBody({ body: rawBody.toString('base64'), isBase64Encoded: true }), 'body');
+}
 
 export interface HttpRequest<Body, Query, Params> {
   readonly body: Body;

@@ -1,4 +1,13 @@
-import type { Area } from './types.ts';
+import { messageWriter } from './messages.ts';
+import type { Area, RateLimit } from './types.ts';
+
+/**
+ * The platforms call with no credential of ours: each webhook checks its platform's signature, and
+ * an address that sends too many (valid or not) is held to `RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE`.
+ */
+const inboundLimit: RateLimit = { bucket: 'bridge-inbound', per: 'ip', setting: 'RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE' };
+/** They post through the message pipeline; the bridges' secrets open under `webhook-key`. */
+const inboundBindings = [...messageWriter, 'secret:webhook-key'] as const;
 
 /** Bridges: a room linked to a Slack, Discord or Matrix channel, both ways. */
 export const bridges: Area = {
@@ -55,6 +64,47 @@ export const bridges: Area = {
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
       summary: 'Remove a bridge; the room stops relaying and the platform webhook answers 404',
+    },
+    {
+      id: 'SlackBridgeEvents',
+      method: 'POST',
+      path: '/webhooks/bridge/slack/{bridgeId}',
+      handler: 'http/bridges/slack-events.ts',
+      auth: 'none',
+      rateLimit: inboundLimit,
+      bindings: inboundBindings,
+      summary: "Slack's Events API (signed with the app's signing secret): url_verification, and channel messages posted to the room",
+    },
+    {
+      id: 'DiscordBridgeInteractions',
+      method: 'POST',
+      path: '/webhooks/bridge/discord/{bridgeId}',
+      handler: 'http/bridges/discord-interactions.ts',
+      auth: 'none',
+      rateLimit: inboundLimit,
+      bindings: inboundBindings,
+      summary: "Discord's interactions (Ed25519-signed): PING, and /chat commands and modals posted to the room",
+    },
+    {
+      id: 'MatrixBridgeTransaction',
+      method: 'POST',
+      path: '/webhooks/matrix/{bridgeId}',
+      handler: 'http/bridges/matrix-transaction.ts',
+      auth: 'none',
+      rateLimit: inboundLimit,
+      bindings: inboundBindings,
+      summary:
+        "A Matrix application service transaction (the homeserver's hs_token): text messages of the linked Matrix room posted to the room",
+    },
+    {
+      id: 'MatrixBridgeTransactionPut',
+      method: 'PUT',
+      path: '/webhooks/matrix/{bridgeId}/_matrix/app/v1/transactions/{txnId}',
+      handler: 'http/bridges/matrix-transaction-put.ts',
+      auth: 'none',
+      rateLimit: inboundLimit,
+      bindings: inboundBindings,
+      summary: 'The same transaction on the path a homeserver calls (registration url <base>/webhooks/matrix/<bridgeId>)',
     },
   ],
   eventSubscribers: [

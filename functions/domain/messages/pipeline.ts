@@ -62,8 +62,8 @@ const MAX_ID_COLLISIONS = 20;
  */
 export async function sendMessage(principal: Principal, input: MessageInput, context: SendContext): Promise<SendResult> {
   const projectId = principal.projectId;
-  // Agents key their answers in a prefix of their own, which no client may take first.
-  if (input.clientMessageId !== undefined && context.source !== 'agent') {
+  // Agents and bridges key their messages in prefixes of their own, which no client may take first.
+  if (input.clientMessageId !== undefined && context.source !== 'agent' && context.source !== 'bridge') {
     refuseReservedId('clientMessage', input.clientMessageId, 'body.clientMessageId');
   }
   const impersonates = input.userId !== undefined && !(principal.kind === 'user' && input.userId === principal.userId);
