@@ -13,7 +13,7 @@ import { eventSubscribers } from '#wiring';
 import { api, createTestProject, newUser, runtime, type TestProject, uniqueId } from '../support/api';
 import type { RecordedPost } from '../support/bridge-platforms';
 import { sharedBridgePlatforms } from '../support/bridge-platforms/shared';
-import { discordPublicKeyHex } from '../support/bridges';
+import { discordKeyPair } from '../support/bridge-signers';
 
 /**
  * The outbound relay against the shared runtime: messages of a bridged room reach the local Slack,
@@ -64,7 +64,7 @@ async function discordWebhookBridge(roomId: string) {
   const webhookToken = hex(20);
   await platforms.discord.expect(webhookId, webhookToken);
   const webhookUrl = `https://discord.com/api/webhooks/${webhookId}/${webhookToken}`;
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordPublicKeyHex(), webhookUrl });
+  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordKeyPair().publicKeyHex, webhookUrl });
   return { bridgeId, target: webhookId, webhookToken };
 }
 
@@ -72,7 +72,7 @@ async function discordBotBridge(roomId: string) {
   const channelId = digits(18);
   const botToken = hex(24);
   await platforms.discord.expect(channelId, botToken);
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordPublicKeyHex(), botToken, channelId });
+  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordKeyPair().publicKeyHex, botToken, channelId });
   return { bridgeId, target: channelId, botToken };
 }
 

@@ -1,13 +1,6 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { inject } from 'vitest';
 import { api, uniqueId } from './api';
-
-/** A Discord application's Ed25519 public key as the Developer Portal shows it: 64 hex characters. */
-export function discordPublicKeyHex(): string {
-  const { publicKey } = generateKeyPairSync('ed25519');
-  const spki = publicKey.export({ format: 'der', type: 'spki' });
-  return spki.subarray(spki.length - 32).toString('hex');
-}
+import { discordKeyPair } from './bridge-signers';
 
 /** A valid `POST /admin/bridges` body of each platform for `roomId` (secrets made up per call). */
 export const bridgeBodies = {
@@ -21,7 +14,7 @@ export const bridgeBodies = {
   discord: (roomId: string) => ({
     platform: 'discord',
     roomId,
-    publicKey: discordPublicKeyHex(),
+    publicKey: discordKeyPair().publicKeyHex,
     webhookUrl: `https://discord.com/api/webhooks/112233445566778899/${uniqueId('hook-token')}`,
   }),
   matrix: (roomId: string) => ({

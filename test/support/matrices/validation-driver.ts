@@ -117,7 +117,7 @@ export const textVariants = (key: string, options: { required?: boolean; nullabl
 
 /**
  * Invalid values per path parameter. Most are ids (no `#`, no space, at most 128 characters);
- * webhook ids are only bounded in length (1..200); delivery ids must be `whd_` and 32 lowercase hex;
+ * webhook ids are only bounded in length (1..200), Matrix transaction ids too (1..255); delivery ids must be `whd_` and 32 lowercase hex;
  * device ids `pd_` and 22 letters or digits; a web push subscription is named by its id or its
  * (percent-encoded) endpoint, so only its length (1..2048) is checked; message ids are 1-16 digits;
  * project ids 2-63 of lowercase letters, digits and `-`, not starting with `-`.
@@ -125,6 +125,8 @@ export const textVariants = (key: string, options: { required?: boolean; nullabl
 const badPathValues = (param: string): string[] => {
   const idValues = ['bad%23id', encodeURIComponent('a b'), long(129)];
   if (param === 'webhookId') return [long(201)];
+  // A homeserver names its transactions as it likes: any text up to 255 characters is one.
+  if (param === 'txnId') return [long(256)];
   if (param === 'idOrEndpoint') return [long(2049), encodeURIComponent(`https://push.example.com/${long(2024)}`)];
   if (param === 'deviceId')
     return [...idValues, `pd_${'A'.repeat(21)}`, `pd_${'A'.repeat(23)}`, `pd_${'A'.repeat(10)}-${'A'.repeat(11)}`, `ws_${'A'.repeat(22)}`];
