@@ -8,17 +8,16 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendMessage } from '#domain/messages/pipeline';
 import { eventSubscribers } from '#wiring';
 import { api, createTestProject, newUser, runtime, type TestProject, uniqueId } from '../support/api';
 import type { RecordedPost } from '../support/bridge-platforms';
 import { sharedBridgePlatforms } from '../support/bridge-platforms/shared';
-import { discordKeyPair } from '../support/bridge-signers';
+import { discordCommandBody, discordHeaders, discordKeyPair, slackHeaders, slackMessageBody } from '../support/bridge-signers';
 
 /**
  * The outbound relay against the shared runtime: messages of a bridged room reach the local Slack,
  * Discord and Matrix stand-ins (`test/support/bridge-platforms/`) with each platform's auth and
- * shape; a message that came in through a bridge is not sent back to it; a failing platform is
+ * shape; a message that came in through a bridge's webhook is not sent back to it; a failing platform is
  * retried and ends in the relay's dead-letter queue while the room's other bridges got the message
  * once; a room without a bridge never reaches the relay's queue; a deleted bridge gets nothing.
  */
@@ -55,17 +54,19 @@ async function slackBridge(roomId: string) {
   const channel = `C${hex(5).toUpperCase()}`;
   const botToken = `xoxb-${hex(8)}`;
   await platforms.slack.expect(channel, botToken);
-  const bridgeId = await createBridge({ platform: 'slack', roomId, signingSecret: hex(16), botToken, channelId: channel });
-  return { bridgeId, target: channel, botToken };
+  const signingSecret = hex(16);
+  const bridgeId = await createBridge({ platform: 'slack', roomId, signingSecret, botToken, channelId: channel });
+  return { bridgeId, target: channel, botToken, signingSecret };
 }
 
 async function discordWebhookBridge(roomId: string) {
   const webhookId = digits(18);
   const webhookToken = hex(20);
+  const keys = discordKeyPair();
   await platforms.discord.expect(webhookId, webhookToken);
   const webhookUrl = `https://discord.com/api/webhooks/${webhookId}/${webhookToken}`;
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordKeyPair().publicKeyHex, webhookUrl });
-  return { bridgeId, target: webhookId, webhookToken };
+  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: keys.publicKeyHex, webhookUrl });
+  return { bridgeId, target: webhookId, webhookToken, keys };
 }
 
 async function discordBotBridge(roomId: string) {
@@ -169,12 +170,13 @@ describe('a message posted in a bridged room', () => {
     const origin = await discordWebhookBridge(roomId);
     const other = await discordWebhookBridge(roomId);
 
-    // Act
-    await sendMessage(
-      { kind: 'service', projectId: project.projectId },
-      { roomId, content: 'from a Discord user', userId: 'discord:81384788765712384:80351110224678912' },
-      { source: 'bridge', viaBridge: origin.bridgeId },
-    );
+    // Act: a `/chat` command on the origin bridge's interactions endpoint
+    const text = discordCommandBody({ userId: '80351110224678912', guildId: '81384788765712384' }, 'from a Discord user');
+    const answer = await api(`/webhooks/bridge/discord/${origin.bridgeId}`, {
+      headers: discordHeaders(origin.keys.privateKey, text),
+      rawBody: text,
+    });
+    expect(answer.status).toBe(200);
 
     // Assess
     const posts = await platforms.discord.waitForPosts(other.target, 1, { which: everyRequest });
@@ -192,21 +194,25 @@ describe('a message that came in through a bridge', () => {
     const matrix = await matrixBridge(roomId);
     const platformUser = `slack:T${hex(4)}:U${hex(4)}`;
 
-    // Act: through the one message pipeline, as the Slack webhook sends it (source `bridge`, `viaBridge`).
-    const { message } = await sendMessage(
-      { kind: 'service', projectId: project.projectId },
-      { roomId, content: 'typed in Slack', userId: platformUser },
-      { source: 'bridge', viaBridge: slack.bridgeId },
-    );
+    const [team, user] = platformUser.split(':').slice(1) as [string, string];
+
+    // Act: Slack's Events API delivers a channel message to the bridge's webhook
+    const text = slackMessageBody({ teamId: team, channelId: slack.target, user, text: 'typed in Slack' });
+    const answer = await api(`/webhooks/bridge/slack/${slack.bridgeId}`, {
+      headers: slackHeaders(slack.signingSecret, text),
+      rawBody: text,
+    });
+    const [message] = (await api(`/rooms/${roomId}/messages`, { apiKey: project.apiKey })).body.messages as { id: number }[];
 
     // Assess
+    expect(answer).toMatchObject({ status: 200, body: { ok: true } });
     const [webhookPosts, matrixPosts] = await Promise.all([
       platforms.discord.waitForPosts(webhook.target, 1),
       platforms.matrix.waitForPosts(matrix.target, 1),
     ]);
     expect(webhookPosts.map((post) => post.body.content)).toEqual(['typed in Slack']);
     expect(webhookPosts[0]?.body.username).toBe(platformUser);
-    expect(matrixPosts.map((post) => post.body['io.serverless-chat.origin'])).toEqual([{ roomId, messageId: message.id }]);
+    expect(matrixPosts.map((post) => post.body['io.serverless-chat.origin'])).toEqual([{ roomId, messageId: message?.id }]);
     expect(await platforms.slack.waitForPosts(slack.target, 1, { which: everyRequest, timeoutMs: 1000 })).toEqual([]);
   });
 });
