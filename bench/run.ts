@@ -24,6 +24,9 @@
  *      (1,000 reactions on one message) with its final counts
  *  15. the embed widget: embed.js raw and gzipped, script request to widget ready and guest
  *      session to first message in headless Chromium
+ *  16. bridges: signed Slack events per second beside POST /messages, the requests of a message in
+ *      a room without a bridge; room message → arrival at local Slack, Discord and Matrix
+ *      stand-ins, and the relay's invocations for rooms without a bridge
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
  *
@@ -38,14 +41,17 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             lifecycle, webhooks, events, push, ai, digest, uploads, widget, realtime, bundles, ready, synth) and print their sections instead of
+ *                             lifecycle, bridgeInbound, webhooks, events, push, ai, digest, uploads, widget, bridgeRelay, realtime, bundles, ready,
+ *                             synth) and print their sections instead of
  *                             writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLocalRuntime } from '../lib/local/runtime';
+import { startBridgePlatforms } from '../test/support/bridge-platforms';
 import { ai } from './ai';
 import { auth } from './auth';
+import { bridgeInbound, bridgeRelay } from './bridges';
 import { bundles } from './bundles';
 import { digest } from './digest';
 import { events } from './events';
@@ -75,6 +81,8 @@ const runOrder: readonly Bench[] = [
   auth,
   // Before the webhook bench starts the consumers, so no subscriber's requests fall into its counts.
   notifications,
+  // The request path alone, with the consumers off as well.
+  bridgeInbound,
   // Counts its requests with the consumers still off, then starts them for its reaction storm.
   lifecycle,
   webhooks,
@@ -84,6 +92,7 @@ const runOrder: readonly Bench[] = [
   digest,
   uploads,
   widget,
+  bridgeRelay,
   realtime,
   bundles,
   ready,
@@ -107,6 +116,8 @@ const reportOrder: readonly Bench[] = [
   synth,
   realtime,
   widget,
+  bridgeInbound,
+  bridgeRelay,
 ];
 
 const settings = readSettings(process.env, process.argv);
@@ -125,6 +136,8 @@ log(
 );
 log(`Settings: ${JSON.stringify(settings)}`);
 
+// Slack's and Discord's APIs, played locally, for the bridge relay (a Matrix bridge names its own homeserver).
+const bridgePlatforms = await startBridgePlatforms();
 const readyStarted = performance.now();
 const runtime = await startLocalRuntime({
   port: 0,
@@ -137,6 +150,8 @@ const runtime = await startLocalRuntime({
     RATE_LIMIT_CLIENT_EVENTS_PER_SECOND: '1000000',
     WEBHOOK_RETRY_TIME_SCALE: '0.001',
     RATE_LIMIT_UPLOADS_PER_MINUTE: '100000000',
+    RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE: '100000000',
+    ...bridgePlatforms.settings,
   },
 });
 const readyMs = round(performance.now() - readyStarted, 0);
@@ -170,6 +185,7 @@ try {
   }
 } finally {
   if (running) await runtime.stop().catch(() => undefined);
+  await bridgePlatforms.close();
 }
 
 const ran = reportOrder.filter((bench) => benches.includes(bench));

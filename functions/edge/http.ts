@@ -85,6 +85,7 @@ export function httpHandler<
         projectId: principal?.projectId,
         userId: principal?.kind === 'user' ? principal.userId : undefined,
         sourceIp: sourceIpOf(event),
+        path: event.rawPath,
       })),
     )
     .use(validation(schemas))

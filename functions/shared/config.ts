@@ -43,11 +43,11 @@ const configSchema = z.object({
   /** Requests to `POST /auth/guest` (embed widget guest sessions) per source IP per minute, whatever the project. */
   RATE_LIMIT_GUEST_SESSIONS_PER_IP_PER_MINUTE: positiveInt(20),
   /**
-   * Requests to the bridge webhooks (`/webhooks/bridge/...`, `/webhooks/matrix/...`) per source IP
-   * per minute. Slack, Discord and a homeserver each call from a few addresses, so the budget is a
-   * whole platform's traffic, not one person's.
+   * Refusals of the bridge webhooks (`/webhooks/bridge/...`, `/webhooks/matrix/...`) per minute: 404s
+   * per source address, 401s per address and bridge. Past it the address (on that bridge, for 401s)
+   * gets 429 until the minute ends. Genuine platform events do not count.
    */
-  RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE: positiveInt(1200),
+  RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE: positiveInt(60),
   /** How old a Slack or Discord request's signed timestamp may be (either way) before it is refused as a replay. */
   BRIDGE_SIGNATURE_MAX_AGE_SECONDS: positiveInt(300),
   /** Lifetime of a guest session's token (`POST /auth/guest`); the widget asks for a new session when it lapses. */

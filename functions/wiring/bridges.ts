@@ -2,10 +2,17 @@ import { messageWriter } from './messages.ts';
 import type { Area, RateLimit } from './types.ts';
 
 /**
- * The platforms call with no credential of ours: each webhook checks its platform's signature, and
- * an address that sends too many (valid or not) is held to `RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE`.
+ * The platforms call with no credential of ours, and each calls for every tenant from a few
+ * addresses: the limit counts what the webhooks refuse (unknown bridges per address, bad signatures
+ * per address and bridge), never a platform's genuine events, which cost no write for it
+ * (`RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE`; the sender limit holds each platform user).
  */
-const inboundLimit: RateLimit = { bucket: 'bridge-inbound', per: 'ip', setting: 'RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE' };
+const inboundLimit: RateLimit = {
+  bucket: 'bridge-inbound',
+  per: 'ip',
+  counts: 'refusals',
+  setting: 'RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE',
+};
 /** They post through the message pipeline; the bridges' secrets open under `webhook-key`. */
 const inboundBindings = [...messageWriter, 'secret:webhook-key'] as const;
 

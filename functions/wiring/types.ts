@@ -66,6 +66,16 @@ export interface RateLimit {
   readonly setting: RateLimitSetting;
   /** @default 60 */
   readonly windowSeconds?: number;
+  /**
+   * What spends the budget: every request (`requests`), or only the requests the route refuses
+   * (`refusals`: a 404, counted per source IP, and a 401, per source IP and path). A route that a
+   * platform calls for every tenant from a few addresses (the bridge webhooks) limits who sends it
+   * forged or misdirected requests without throttling the platform's genuine traffic, and costs a
+   * genuine request no write: an address over the limit is refused at once by each function
+   * instance that has counted it past the limit, until the window ends.
+   * @default 'requests'
+   */
+  readonly counts?: 'requests' | 'refusals';
 }
 
 /**

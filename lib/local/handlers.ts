@@ -31,6 +31,14 @@ export function lambdaContext(functionName: string): Context {
  * once each, and invokes them the way Lambda would: the gateway, the queue consumers and the state
  * machine interpreter all go through here.
  */
+export interface HandlerStats {
+  readonly invocations: number;
+  readonly durationMs: number;
+  readonly running: number;
+  /** Invocations by function name (the wiring table's id). */
+  readonly byFunction: Readonly<Record<string, number>>;
+}
+
 export class HandlerHost {
   private readonly loaded = new Map<string, Promise<LambdaHandler>>();
   /**
@@ -38,6 +46,8 @@ export class HandlerHost {
    * and how many are running now (Lambda's `ConcurrentExecutions`).
    */
   private readonly counters = { invocations: 0, durationMs: 0, running: 0 };
+  /** Invocations per function name, as Lambda's per-function `Invocations` metric counts them. */
+  private readonly invocationsByFunction = new Map<string, number>();
 
   constructor(private readonly functionsDir: string) {
     installAwsLambdaGlobal();
@@ -57,14 +67,15 @@ export class HandlerHost {
 
   async invoke(file: string, functionName: string, event: unknown): Promise<unknown> {
     const handler = await this.load(file);
-    return this.timed(() => handler(event, lambdaContext(functionName)));
+    return this.timed(functionName, () => handler(event, lambdaContext(functionName)));
   }
 
-  stats(): { readonly invocations: number; readonly durationMs: number; readonly running: number } {
-    return { ...this.counters };
+  stats(): HandlerStats {
+    return { ...this.counters, byFunction: Object.fromEntries(this.invocationsByFunction) };
   }
 
-  private async timed<T>(run: () => Promise<T>): Promise<T> {
+  private async timed<T>(functionName: string, run: () => Promise<T>): Promise<T> {
+    this.invocationsByFunction.set(functionName, (this.invocationsByFunction.get(functionName) ?? 0) + 1);
     const started = performance.now();
     this.counters.running++;
     try {
@@ -80,6 +91,6 @@ export class HandlerHost {
   async invokeStreaming(file: string, functionName: string, event: unknown, responseStream: Writable): Promise<void> {
     const handler = await this.load(file);
     if (!isStreamingHandler(handler)) throw new Error(`${file} is served by a function URL but is not a streaming handler`);
-    await this.timed(() => handler(event, responseStream, lambdaContext(functionName)));
+    await this.timed(functionName, () => handler(event, responseStream, lambdaContext(functionName)));
   }
 }

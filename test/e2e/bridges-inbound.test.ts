@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config';
@@ -564,41 +565,76 @@ describe('the bridge in the path', () => {
   });
 });
 
-describe(`RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE (${config.RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE})`, () => {
-  it('holds an address to its budget across the bridge webhooks, signed or not, and other addresses go on', async () => {
-    // Prepare
-    const limit = config.RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE;
-    const room = await slackRoom();
-    const ip = freshSourceIp();
-    const event = (text: string) =>
-      JSON.parse(slackMessageBody({ teamId: SLACK.teamId, channelId: SLACK.channelId, user: 'U0ALICE', text }));
-    const signedFrom = (sourceIp: string, payload: unknown) =>
-      postFrom(sourceIp, room.path, payload, slackHeaders(SLACK.signingSecret, JSON.stringify(payload)));
-    // The limit counts in fixed minute windows: a burst that crosses into the next one starts a fresh budget.
+describe(`RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE (${config.RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE}): refusals, not the platforms' traffic`, () => {
+  const limit = config.RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE;
+  const event = (text: string) => JSON.parse(slackMessageBody({ teamId: SLACK.teamId, channelId: SLACK.channelId, user: 'U0ALICE', text }));
+  const signedFrom = (sourceIp: string, room: Bridged, payload: unknown) =>
+    postFrom(sourceIp, room.path, payload, slackHeaders(SLACK.signingSecret, JSON.stringify(payload)));
+  const forgedFrom = (sourceIp: string, room: Bridged, payload: unknown) =>
+    postFrom(sourceIp, room.path, payload, slackHeaders('not-the-signing-secret', JSON.stringify(payload)));
+  /** `count` requests from `sourceIp`, 20 at a time; the statuses answered. */
+  const burst = async (count: number, send: () => Promise<{ status: number }>) => {
+    const statuses: number[] = [];
+    for (let sent = 0; sent < count; sent += 20) {
+      statuses.push(...(await Promise.all(Array.from({ length: Math.min(20, count - sent) }, send))).map((answer) => answer.status));
+    }
+    return statuses;
+  };
+  // The limit counts in fixed minute windows: a burst that crosses into the next one starts a fresh budget.
+  const startEarlyInTheMinute = async () => {
     const intoWindowMs = Date.now() % 60_000;
     if (intoWindowMs > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoWindowMs + 50));
+  };
+
+  it("never holds back a platform's genuine events, however many come from one address", async () => {
+    // Prepare
+    const room = await slackRoom();
+    const ip = freshSourceIp();
 
     // Act
-    const spent = await signedFrom(ip, event('within the budget'));
-    const statuses = new Map<number, number>();
-    for (let sent = 1; sent < limit; sent += 50) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(50, limit - sent) }, (_, index) =>
-          postFrom(ip, index % 2 ? room.path : `/webhooks/matrix/br_${project.projectId}_${'0'.repeat(24)}`, {}),
-        ),
-      );
-      for (const answer of batch) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-    }
-    const over = await signedFrom(ip, event('over the budget'));
-    const elsewhere = await signedFrom(freshSourceIp(), event('from elsewhere'));
+    const statuses = await burst(limit + 10, () => signedFrom(ip, room, event(`genuine ${randomUUID()}`)));
 
     // Assess
-    expect(spent.status).toBe(200);
-    expect([...statuses.keys()].sort()).toEqual([401, 404]);
-    expect(over).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
-    expect(Number(over.retryAfter)).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(await history(room.roomId)).toHaveLength(limit + 10);
+  }, 60_000);
+
+  it('refuses an address that sent too many requests for unknown bridges, on every bridge, until the minute ends', async () => {
+    // Prepare
+    const room = await slackRoom();
+    const ip = freshSourceIp();
+    await startEarlyInTheMinute();
+
+    // Act
+    const unknown = await burst(limit + 1, () => postFrom(ip, `/webhooks/matrix/br_${project.projectId}_${'0'.repeat(24)}`, {}));
+    const genuine = await signedFrom(ip, room, event('from an address over its budget'));
+    const elsewhere = await signedFrom(freshSourceIp(), room, event('from another address'));
+
+    // Assess: the refusals stand as they were; then the address gets 429 and writes nothing
+    expect(new Set(unknown)).toEqual(new Set([404]));
+    expect(genuine).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+    expect(Number(genuine.retryAfter)).toBeGreaterThan(0);
     expect(elsewhere.status).toBe(200);
-    expect((await said(room.roomId)).map(([, content]) => content)).toEqual(['within the budget', 'from elsewhere']);
+    expect((await said(room.roomId)).map(([, content]) => content)).toEqual(['from another address']);
+  }, 60_000);
+
+  it('holds bad signatures to the budget per address and bridge: that bridge refuses the address, another bridge does not', async () => {
+    // Prepare
+    const [attacked, other] = await Promise.all([slackRoom(), slackRoom()]);
+    const ip = freshSourceIp();
+    await startEarlyInTheMinute();
+
+    // Act
+    const forged = await burst(limit + 1, () => forgedFrom(ip, attacked, event('forged')));
+    const onAttacked = await signedFrom(ip, attacked, event('genuine, on the attacked bridge'));
+    const onOther = await signedFrom(ip, other, event('genuine, on another bridge'));
+
+    // Assess
+    expect(new Set(forged)).toEqual(new Set([401]));
+    expect(onAttacked.status).toBe(429);
+    expect(onOther.status).toBe(200);
+    expect(await history(attacked.roomId)).toEqual([]);
+    expect((await said(other.roomId)).map(([, content]) => content)).toEqual(['genuine, on another bridge']);
   }, 60_000);
 });
 

@@ -1,7 +1,7 @@
 import { flagEnabled } from '#domain/flags/feature-flags';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { config } from '#shared/config';
-import { ForbiddenError } from '#shared/errors';
+import { ForbiddenError, RateLimitedError } from '#shared/errors';
 import type { FeatureFlag, RateLimit } from '#wiring';
 
 /** Who is asking, as far as a route's flag and rate limit care. */
@@ -12,6 +12,8 @@ export interface GuardSubject {
   readonly userId?: string;
   readonly sourceIp?: string;
   readonly connectionId?: string;
+  /** The request's path: limits that count refusals count a 401 per address and path. */
+  readonly path?: string;
 }
 
 /** Rate limits of public routes count here: there is no project to count them in. */
@@ -29,6 +31,10 @@ export async function enforceRouteGuards(entry: { readonly flag?: FeatureFlag; r
     throw new ForbiddenError(`The ${flag} feature is turned off for this project`, 'feature_disabled');
   }
   if (!rateLimit) return;
+  if (rateLimit.counts === 'refusals') {
+    refuseBlocked(rateLimit, subject);
+    return;
+  }
   const key = rateLimitKey(rateLimit, subject);
   if (key === undefined) return;
   await consumeRateLimit(
@@ -49,5 +55,51 @@ function rateLimitKey(rateLimit: RateLimit, subject: GuardSubject): string | und
     case 'connection':
       if (!subject.connectionId) throw new Error(`The ${rateLimit.bucket} limit counts per connection, which only frames have`);
       return subject.connectionId;
+  }
+}
+
+/**
+ * Keys of limits that count refusals (`counts: 'refusals'`) whose budget this function instance saw
+ * spent, with the end of that window (epoch ms). In memory: a genuine request costs no read, and an
+ * address over the limit costs nothing more once an instance knows it.
+ */
+const spentRefusalKeys = new Map<string, number>();
+
+/** A 404 counts per address (whatever it named); a 401 per address and path, so one tenant's misconfigured bridge blocks no other. */
+const refusalKeyOf = (rateLimit: RateLimit, subject: GuardSubject, status: 401 | 404) =>
+  `${rateLimit.bucket}|ip:${subject.sourceIp ?? 'unknown'}${status === 401 ? `|${subject.path ?? ''}` : ''}`;
+
+function refuseBlocked(rateLimit: RateLimit, subject: GuardSubject): void {
+  const now = Date.now();
+  for (const status of [404, 401] as const) {
+    const key = refusalKeyOf(rateLimit, subject, status);
+    const until = spentRefusalKeys.get(key);
+    if (until === undefined) continue;
+    if (until <= now) spentRefusalKeys.delete(key);
+    else throw new RateLimitedError(Math.max(1, Math.ceil((until - now) / 1000)));
+  }
+}
+
+/**
+ * Counts a refusal (401 or 404) of a route whose limit counts refusals; past the limit, this
+ * instance refuses the address (on that path, for a 401) until the window ends. Other statuses and
+ * other limits count nothing here.
+ */
+export async function countRefusal(entry: { readonly rateLimit?: RateLimit }, subject: GuardSubject, status: number): Promise<void> {
+  const { rateLimit } = entry;
+  if (rateLimit?.counts !== 'refusals' || (status !== 401 && status !== 404)) return;
+  const key = refusalKeyOf(rateLimit, subject, status);
+  try {
+    await consumeRateLimit(
+      PUBLIC_SPACE,
+      rateLimit.bucket,
+      [key.slice(rateLimit.bucket.length + 1)],
+      config[rateLimit.setting],
+      (rateLimit.windowSeconds ?? 60) * 1000,
+    );
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error;
+    if (spentRefusalKeys.size > 10_000) spentRefusalKeys.clear();
+    spentRefusalKeys.set(key, Date.now() + error.retryAfterSeconds * 1000);
   }
 }

@@ -1,5 +1,5 @@
 import type { Gateway } from '../gateway';
-import type { HandlerHost } from '../handlers';
+import type { HandlerHost, HandlerStats } from '../handlers';
 import type { ManagementStats } from '../management-api';
 import type { QueueConsumerStats } from '../queue-consumers';
 import type { StepFunctionsStats } from '../step-functions';
@@ -15,8 +15,8 @@ export interface LocalStats {
   readonly stream: StreamPollerStats;
   /** `@connections` calls: what API Gateway would bill as WebSocket messages sent. */
   readonly connections: ManagementStats;
-  /** Every handler invocation and its wall time (Lambda's `Invocations` and `Duration`). */
-  readonly lambda: { readonly invocations: number; readonly durationMs: number; readonly running: number };
+  /** Every handler invocation and its wall time (Lambda's `Invocations` and `Duration`), and invocations per function. */
+  readonly lambda: HandlerStats;
 }
 
 const zeroQueueStats: QueueConsumerStats = { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 };
