@@ -14,7 +14,7 @@ import { standInClient, startMatrixStandIn } from '../test/support/bridge-platfo
 import { discordKeyPair, slackHeaders, slackMessageBody } from '../test/support/bridge-signers';
 import { type Bench, type Context, fmt } from './harness';
 import { recording } from './instrument';
-import { type Api, createProject, latencySummary, MESSAGE_CONTENT, round, sleep, sum, uniqueId } from './util';
+import { type Api, createProject, latencySummary, MESSAGE_CONTENT, round, runUntil, sleep, sum, uniqueId } from './util';
 
 export const BRIDGE_GOALS = {
   /** Inbound bridge events per second ÷ plain `POST /messages` per second, same run. */
@@ -28,21 +28,11 @@ const RELAY_MESSAGES = 100;
 const RELAY_RATE = 20;
 const UNBRIDGED_MESSAGES = 100;
 
-/** Keeps `SENDERS` closed-loop senders calling `op` for `ms`; returns each call's latency and the failures. */
+/** `SENDERS` closed-loop senders calling `op` for `ms`: each call's latency, the failures and the seconds it took. */
 async function closedLoop(ms: number, op: (sender: number) => Promise<boolean>) {
-  const deadline = performance.now() + ms;
-  const latencies: number[] = [];
-  let failures = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: SENDERS }, async (_, sender) => {
-      while (performance.now() < deadline) {
-        const begun = performance.now();
-        if (!(await op(sender).catch(() => false))) failures++;
-        latencies.push(performance.now() - begun);
-      }
-    }),
-  );
+  const latencies: number[] = [];
+  const failures = await runUntil(SENDERS, started + ms, op, latencies);
   return { latencies, failures, seconds: (performance.now() - started) / 1000 };
 }
 

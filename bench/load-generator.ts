@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { type AttributeValue, DynamoDBClient, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { itemSize } from './instrument';
-import { Api, localAws, MESSAGE_CONTENT, serveIpc } from './util';
+import { Api, localAws, MESSAGE_CONTENT, runUntil, serveIpc } from './util';
 
 /**
  * `messages`: POST /messages over HTTP to the service; `raw`: the three requests a plain message
@@ -32,21 +32,6 @@ const messageLikeItem = (projectId: string, roomId: string, id: number): Record<
   createdAt: { S: new Date(Math.floor(id / 1000)).toISOString() },
   moderation: { NULL: true },
 });
-
-/** Keeps `concurrency` senders calling `op` until `deadline`; each call's latency goes to `latencies`; returns the failures. */
-async function runUntil(concurrency: number, deadline: number, op: (sender: number) => Promise<boolean>, latencies: number[] = []) {
-  let failures = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, sender) => {
-      while (performance.now() < deadline) {
-        const started = performance.now();
-        if (!(await op(sender).catch(() => false))) failures++;
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  return failures;
-}
 
 let ops: Record<Workload, (sender: number) => Promise<boolean>> | undefined;
 let raw: DynamoDBClient | undefined;

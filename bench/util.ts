@@ -357,3 +357,18 @@ export function idleConnectionHour(idleInvocationsPerHour: number) {
   const largest = [...lines].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'n/a';
   return { pingsPerHour, messagesPerHour: 2 * pingsPerHour, lines, total, largest };
 }
+
+/** Keeps `concurrency` senders calling `op` until `deadline`; each call's latency goes to `latencies`; returns the failures. */
+export async function runUntil(concurrency: number, deadline: number, op: (sender: number) => Promise<boolean>, latencies: number[] = []) {
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, sender) => {
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        if (!(await op(sender).catch(() => false))) failures++;
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return failures;
+}
