@@ -13,7 +13,10 @@ const inboundLimit: RateLimit = {
   counts: 'refusals',
   setting: 'RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE',
 };
-/** They post through the message pipeline; the bridges' secrets open under `webhook-key`. */
+/**
+ * They post through the message pipeline; Slack's signing secret and Matrix's hs_token open under
+ * `webhook-key` (Discord verifies with the application's public key, which is no secret).
+ */
 const inboundBindings = [...messageWriter, 'secret:webhook-key'] as const;
 
 /** Bridges: a room linked to a Slack, Discord or Matrix channel, both ways. */
@@ -89,7 +92,7 @@ export const bridges: Area = {
       handler: 'http/bridges/discord-interactions.ts',
       auth: 'none',
       rateLimit: inboundLimit,
-      bindings: inboundBindings,
+      bindings: messageWriter,
       summary: "Discord's interactions (Ed25519-signed): PING, and /chat commands and modals posted to the room",
     },
     {

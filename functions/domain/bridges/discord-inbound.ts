@@ -1,9 +1,9 @@
 import type { BridgeItem } from '#shared/db/bridge';
 import { HttpError } from '#shared/errors';
 import * as z from '#shared/schema';
+import { bridgeForInbound } from './bridges';
 import { bridgedUserId, cutText, postBridged } from './inbound';
 import { verifyDiscordRequest } from './inbound-signatures';
-import { bridgeForInbound } from './registrations';
 
 /**
  * Discord's interactions endpoint (https://discord.com/developers/docs/interactions/receiving-and-responding):

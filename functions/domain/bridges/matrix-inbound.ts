@@ -1,8 +1,9 @@
 import type { BridgeItem } from '#shared/db/bridge';
 import * as z from '#shared/schema';
+import { openBridgeSecret } from './bridge-secrets';
+import { bridgeForInbound } from './bridges';
 import { bridgedUserId, postBridged } from './inbound';
 import { verifyMatrixRequest } from './inbound-signatures';
-import { bridgeForInbound, openBridgeSecret } from './registrations';
 
 /**
  * Matrix application service transactions

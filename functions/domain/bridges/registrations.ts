@@ -1,18 +1,14 @@
-import { openSecret, sealSecret } from '#domain/webhooks/secrets';
-import { TtlCache } from '#shared/cache';
-import { config } from '#shared/config';
 import * as bridges from '#shared/db/bridge';
-import { type BridgeItem, type BridgePlatform, bridgeIndexKeys, bridgeKey, type StoredBridgeSecret } from '#shared/db/bridge';
-import { BadRequestError, NotFoundError, RoomNotFoundError } from '#shared/errors';
-import { newBridgeId, projectOfBridgeId } from '#shared/ids';
+import { type BridgeItem, type BridgePlatform, bridgeIndexKeys, bridgeKey } from '#shared/db/bridge';
+import { BadRequestError, RoomNotFoundError } from '#shared/errors';
+import { newBridgeId } from '#shared/ids';
 import { assertAllowedTargetUrl } from '#shared/outbound-guard';
-import type { SealBinding } from '#shared/sealing';
+import { type BridgeSecretField, sealBridgeSecrets } from './bridge-secrets';
+import { type Bridge, bridgeNotFound, forgetInboundBridge, requireBridge, toBridge } from './bridges';
+
+/** Making and changing bridges: each platform's settings checked, its secrets sealed (`./bridge-secrets`). */
 
 export const MAX_BRIDGES_PER_PROJECT = 50;
-
-/** The secrets a bridge may hold; they are sealed at rest and never answered. */
-export const BRIDGE_SECRET_FIELDS = ['signingSecret', 'botToken', 'webhookToken', 'hsToken', 'asToken'] as const;
-export type BridgeSecretField = (typeof BRIDGE_SECRET_FIELDS)[number];
 
 /** Settings that may be shown, per platform, and the secrets each platform takes. */
 const PLATFORM_FIELDS: Record<BridgePlatform, { settings: readonly string[]; secrets: readonly BridgeSecretField[] }> = {
@@ -34,33 +30,6 @@ export interface BridgeFields {
   readonly homeserverUrl?: string;
   readonly matrixRoomId?: string;
 }
-
-/** What a sealed bridge secret is bound to: this bridge and this field only. */
-const secretBinding = (bridge: Pick<BridgeItem, 'projectId' | 'bridgeId'>, field: BridgeSecretField): SealBinding => ({
-  purpose: 'bridge-secret',
-  projectId: bridge.projectId,
-  recordId: `${bridge.bridgeId}#${field}`,
-});
-
-/** The path the platform is pointed at (the service's base URL in front). */
-export const inboundPathOf = (bridge: Pick<BridgeItem, 'platform' | 'bridgeId'>) =>
-  bridge.platform === 'matrix' ? `/webhooks/matrix/${bridge.bridgeId}` : `/webhooks/bridge/${bridge.platform}/${bridge.bridgeId}`;
-
-/** The public shape: settings, the names of the secrets it holds (never their values), where the platform calls. */
-export function toBridge(item: BridgeItem) {
-  return {
-    id: item.bridgeId,
-    platform: item.platform,
-    roomId: item.roomId,
-    settings: item.settings,
-    secrets: Object.keys(item.secrets).sort(),
-    inboundPath: inboundPathOf(item),
-    createdAt: item.createdAt,
-    createdBy: item.createdBy,
-    updatedAt: item.updatedAt,
-  };
-}
-export type Bridge = ReturnType<typeof toBridge>;
 
 const invalid = (field: string, message: string) =>
   new BadRequestError(`Bridge settings: ${field} ${message}`, [{ field: `body.${field}`, message }], 'bridge_settings_invalid');
@@ -125,14 +94,6 @@ function requireComplete(platform: BridgePlatform, settings: Record<string, stri
   }
 }
 
-async function sealAll(bridge: Pick<BridgeItem, 'projectId' | 'bridgeId'>, secrets: Partial<Record<BridgeSecretField, string>>) {
-  const sealed: Record<string, StoredBridgeSecret> = {};
-  for (const [field, value] of Object.entries(secrets)) {
-    sealed[field] = await sealSecret(value, secretBinding(bridge, field as BridgeSecretField));
-  }
-  return sealed;
-}
-
 export async function createBridge(
   projectId: string,
   input: BridgeFields & { platform: BridgePlatform; roomId: string },
@@ -154,7 +115,7 @@ export async function createBridge(
     platform,
     roomId,
     settings,
-    secrets: await sealAll({ projectId, bridgeId }, secrets),
+    secrets: await sealBridgeSecrets({ projectId, bridgeId }, secrets),
     createdAt: now,
     createdBy,
     updatedAt: now,
@@ -163,65 +124,15 @@ export async function createBridge(
   return toBridge(item);
 }
 
-export async function listBridges(projectId: string): Promise<Bridge[]> {
-  return (await bridges.listBridges(projectId)).map(toBridge);
-}
-
-const bridgeNotFound = () => new NotFoundError('bridge_not_found', 'Bridge not found');
-
-async function requireBridge(projectId: string, bridgeId: string): Promise<BridgeItem> {
-  const item = await bridges.findBridge(projectId, bridgeId, { consistent: true });
-  if (!item) throw bridgeNotFound();
-  return item;
-}
-
-export async function getBridge(projectId: string, bridgeId: string): Promise<Bridge> {
-  return toBridge(await requireBridge(projectId, bridgeId));
-}
-
 /** Changes settings and replaces the secrets given; the platform and the room stay. */
 export async function updateBridge(projectId: string, bridgeId: string, changes: BridgeFields): Promise<Bridge> {
   const current = await requireBridge(projectId, bridgeId);
   const { settings, secrets } = platformValues(current.platform, changes);
   const merged = { ...current.settings, ...settings };
-  const sealed = { ...current.secrets, ...(await sealAll(current, secrets)) };
+  const sealed = { ...current.secrets, ...(await sealBridgeSecrets(current, secrets)) };
   requireComplete(current.platform, merged, new Set(Object.keys(sealed)));
   const item: BridgeItem = { ...current, settings: merged, secrets: sealed, updatedAt: new Date().toISOString() };
   if (!(await bridges.replaceBridge(item))) throw bridgeNotFound();
-  inboundCache.delete(bridgeId);
+  forgetInboundBridge(bridgeId);
   return toBridge(item);
 }
-
-export async function deleteBridge(projectId: string, bridgeId: string): Promise<void> {
-  const current = await requireBridge(projectId, bridgeId);
-  if (!(await bridges.deleteBridge(projectId, bridgeId, current.roomId))) throw bridgeNotFound();
-  inboundCache.delete(bridgeId);
-}
-
-/** Bridges found by the platform webhooks, for `CACHE_TTL_MS`: a busy channel reads its bridge once per instance and window. */
-const inboundCache = new TtlCache<BridgeItem>(config.CACHE_TTL_MS);
-
-/**
- * The bridge a platform webhook names, from its id alone (the id carries the project), when it is
- * a bridge of `platform`; else 404 `bridge_not_found`, the same for an id of no project, of no
- * bridge and of another platform's bridge.
- */
-export async function bridgeForInbound(platform: BridgePlatform, bridgeId: string): Promise<BridgeItem> {
-  let item = inboundCache.get(bridgeId);
-  if (!item) {
-    const projectId = projectOfBridgeId(bridgeId);
-    item = projectId ? await bridges.findBridge(projectId, bridgeId) : undefined;
-    if (item) inboundCache.set(bridgeId, item);
-  }
-  if (!item || item.platform !== platform) throw bridgeNotFound();
-  return item;
-}
-
-/** One of the bridge's secrets in clear, `undefined` when it holds none under that name. */
-export async function openBridgeSecret(bridge: BridgeItem, field: BridgeSecretField): Promise<string | undefined> {
-  const stored = bridge.secrets[field];
-  return stored ? openSecret(stored, secretBinding(bridge, field)) : undefined;
-}
-
-/** The bridges of a room (the relay's read). */
-export const bridgesOfRoom = (projectId: string, roomId: string) => bridges.listRoomBridges(projectId, roomId);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { bridgesOfRoom, openBridgeSecret } from '#domain/bridges/registrations';
+import { openBridgeSecret } from '#domain/bridges/bridge-secrets';
+import { bridgesOfRoom } from '#domain/bridges/bridges';
 import { onceFor } from '#domain/events/once';
 import { bound } from '#shared/bindings';
 import type { BridgeItem } from '#shared/db/bridge';

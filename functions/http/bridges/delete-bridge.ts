@@ -1,4 +1,4 @@
-import { deleteBridge } from '#domain/bridges/registrations';
+import { deleteBridge } from '#domain/bridges/bridges';
 import { httpHandler, noContent } from '#edge/http';
 import { bridgeParams } from './schemas';
 

@@ -1,4 +1,4 @@
-import { getBridge } from '#domain/bridges/registrations';
+import { getBridge } from '#domain/bridges/bridges';
 import { httpHandler, ok } from '#edge/http';
 import { bridgeParams } from './schemas';
 

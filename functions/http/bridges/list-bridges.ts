@@ -1,4 +1,4 @@
-import { listBridges } from '#domain/bridges/registrations';
+import { listBridges } from '#domain/bridges/bridges';
 import { httpHandler, ok } from '#edge/http';
 
 export const handler = httpHandler('ListBridges', {}, async ({ caller }) => ok({ bridges: await listBridges(caller.projectId) }));
