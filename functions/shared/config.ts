@@ -44,8 +44,9 @@ const configSchema = z.object({
   RATE_LIMIT_GUEST_SESSIONS_PER_IP_PER_MINUTE: positiveInt(20),
   /**
    * Refusals of the bridge webhooks (`/webhooks/bridge/...`, `/webhooks/matrix/...`) per minute: 404s
-   * per source address, 401s per address and bridge. Past it the address (on that bridge, for 401s)
-   * gets 429 until the minute ends. Genuine platform events do not count.
+   * per source address, other 4xx (a bad signature, a malformed request) per address and bridge. Past
+   * it the address (on that bridge, but for 404s) gets 429 until the minute ends. Genuine platform
+   * events do not count.
    */
   RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE: positiveInt(60),
   /** How old a Slack or Discord request's signed timestamp may be (either way) before it is refused as a replay. */

@@ -3,8 +3,8 @@ import type { Area, RateLimit } from './types.ts';
 
 /**
  * The platforms call with no credential of ours, and each calls for every tenant from a few
- * addresses: the limit counts what the webhooks refuse (unknown bridges per address, bad signatures
- * per address and bridge), never a platform's genuine events, which cost no write for it
+ * addresses: the limit counts what the webhooks refuse (unknown bridges per address; bad signatures
+ * and malformed requests per address and bridge), never a platform's genuine events, which cost no write for it
  * (`RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE`; the sender limit holds each platform user).
  */
 const inboundLimit: RateLimit = {

@@ -68,7 +68,7 @@ export interface RateLimit {
   readonly windowSeconds?: number;
   /**
    * What spends the budget: every request (`requests`), or only the requests the route refuses
-   * (`refusals`: a 404, counted per source IP, and a 401, per source IP and path). A route that a
+   * (`refusals`: a 404 counted per source IP, any other 4xx but 429 per source IP and path). A route that a
    * platform calls for every tenant from a few addresses (the bridge webhooks) limits who sends it
    * forged or misdirected requests without throttling the platform's genuine traffic, and costs a
    * genuine request no write: an address over the limit is refused at once by each function

@@ -65,13 +65,20 @@ function rateLimitKey(rateLimit: RateLimit, subject: GuardSubject): string | und
  */
 const spentRefusalKeys = new Map<string, number>();
 
-/** A 404 counts per address (whatever it named); a 401 per address and path, so one tenant's misconfigured bridge blocks no other. */
-const refusalKeyOf = (rateLimit: RateLimit, subject: GuardSubject, status: 401 | 404) =>
-  `${rateLimit.bucket}|ip:${subject.sourceIp ?? 'unknown'}${status === 401 ? `|${subject.path ?? ''}` : ''}`;
+/**
+ * A 404 counts per address, whatever it named (an address trying ids); any other refusal (a bad
+ * signature's 401, a malformed request's 400 or 413) per address and path, so one tenant's
+ * misconfigured bridge blocks no other's.
+ */
+const refusalKeyOf = (rateLimit: RateLimit, subject: GuardSubject, status: number) =>
+  `${rateLimit.bucket}|ip:${subject.sourceIp ?? 'unknown'}${status === 404 ? '' : `|${subject.path ?? ''}`}`;
+
+/** What a limit counting refusals counts: every 4xx but its own 429. */
+const isRefusal = (status: number) => status >= 400 && status < 500 && status !== 429;
 
 function refuseBlocked(rateLimit: RateLimit, subject: GuardSubject): void {
   const now = Date.now();
-  for (const status of [404, 401] as const) {
+  for (const status of [404, 400] as const) {
     const key = refusalKeyOf(rateLimit, subject, status);
     const until = spentRefusalKeys.get(key);
     if (until === undefined) continue;
@@ -81,13 +88,13 @@ function refuseBlocked(rateLimit: RateLimit, subject: GuardSubject): void {
 }
 
 /**
- * Counts a refusal (401 or 404) of a route whose limit counts refusals; past the limit, this
- * instance refuses the address (on that path, for a 401) until the window ends. Other statuses and
- * other limits count nothing here.
+ * Counts a refusal (a 4xx other than 429) of a route whose limit counts refusals; past the limit,
+ * this instance refuses the address (on that path, but for 404s) until the window ends. Other
+ * statuses and other limits count nothing here.
  */
 export async function countRefusal(entry: { readonly rateLimit?: RateLimit }, subject: GuardSubject, status: number): Promise<void> {
   const { rateLimit } = entry;
-  if (rateLimit?.counts !== 'refusals' || (status !== 401 && status !== 404)) return;
+  if (rateLimit?.counts !== 'refusals' || !isRefusal(status)) return;
   const key = refusalKeyOf(rateLimit, subject, status);
   try {
     await consumeRateLimit(
