@@ -1,8 +1,9 @@
 import type { BridgeItem } from '#shared/db/bridge';
 import { HttpError } from '#shared/errors';
+import { DISCORD_NO_MENTIONS, fitDiscordContent } from '#shared/providers/discord';
 import * as z from '#shared/schema';
 import { bridgeForInbound } from './bridges';
-import { bridgedUserId, cutText, postBridged } from './inbound';
+import { bridgedUserId, postBridged } from './inbound';
 import { verifyDiscordRequest } from './inbound-signatures';
 
 /**
@@ -25,8 +26,6 @@ const EPHEMERAL = 64;
 /** Command option type of a string; text inputs' component type. */
 const STRING_OPTION = 3;
 const TEXT_INPUT = 4;
-/** The most a Discord message may hold. */
-const DISCORD_MESSAGE_MAX_LENGTH = 2000;
 
 const snowflake = z.string().check(z.regex(/^\d{1,20}$/, 'must be a Discord id'));
 const discordUser = z.object({ id: snowflake });
@@ -72,13 +71,13 @@ export type DiscordInteraction = z.infer<typeof discordInteraction>;
 
 export type InteractionResponse =
   | { type: typeof PONG }
-  | { type: typeof CHANNEL_MESSAGE_WITH_SOURCE; data: { content: string; flags?: number; allowed_mentions: { parse: [] } } }
+  | { type: typeof CHANNEL_MESSAGE_WITH_SOURCE; data: { content: string; flags?: number; allowed_mentions: typeof DISCORD_NO_MENTIONS } }
   | { type: typeof APPLICATION_COMMAND_AUTOCOMPLETE_RESULT; data: { choices: [] } };
 
 /** A message in the channel; it pings nobody, whatever the text names. */
 const channelMessage = (content: string, flags?: number): InteractionResponse => ({
   type: CHANNEL_MESSAGE_WITH_SOURCE,
-  data: { content: cutText(content, DISCORD_MESSAGE_MAX_LENGTH), ...(flags ? { flags } : {}), allowed_mentions: { parse: [] } },
+  data: { content: fitDiscordContent(content), ...(flags ? { flags } : {}), allowed_mentions: DISCORD_NO_MENTIONS },
 });
 const onlyForCaller = (content: string) => channelMessage(content, EPHEMERAL);
 

@@ -1,4 +1,5 @@
 import type { BridgeItem } from '#shared/db/bridge';
+import { MATRIX_ORIGIN_KEY } from '#shared/providers/matrix';
 import * as z from '#shared/schema';
 import { openBridgeSecret } from './bridge-secrets';
 import { bridgeForInbound } from './bridges';
@@ -11,9 +12,6 @@ import { verifyMatrixRequest } from './inbound-signatures';
  * homeserver pushes the events of the rooms the service's namespaces cover; the text messages of
  * the bridge's Matrix room become room messages.
  */
-
-/** The key the relay sets in the content of what it sends to Matrix: such an event is our own, coming back. */
-export const MATRIX_ORIGIN_KEY = 'io.serverless-chat.origin';
 
 const matrixEvent = z.object({
   type: z.string(),

@@ -16,10 +16,13 @@ const DISCORD_MAX_USERNAME = 80;
  * No mention in relayed text pings anyone: `@everyone`, `@here`, roles and users stay text
  * (Discord's `allowed_mentions` with an empty `parse`).
  */
-const NO_MENTIONS = { parse: [] } as const;
+export const DISCORD_NO_MENTIONS = { parse: [] } as const;
 
-/** Content Discord accepts: at most {@link DISCORD_MAX_CONTENT} characters (by code points, so no half pair is sent). */
-function fitContent(content: string): string {
+/**
+ * Content Discord accepts: at most {@link DISCORD_MAX_CONTENT} characters (by code points, so no
+ * half pair is sent), for the relay's posts and the interaction answers alike.
+ */
+export function fitDiscordContent(content: string): string {
   const characters = Array.from(content);
   return characters.length <= DISCORD_MAX_CONTENT ? content : `${characters.slice(0, DISCORD_MAX_CONTENT - 1).join('')}…`;
 }
@@ -53,7 +56,11 @@ export async function executeDiscordWebhook(input: {
     url: `${trimSlash(input.baseUrl)}/webhooks/${encodeURIComponent(input.webhookId)}/${encodeURIComponent(input.webhookToken)}?wait=true`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ content: fitContent(input.content), username: discordUsername(input.username), allowed_mentions: NO_MENTIONS }),
+    body: JSON.stringify({
+      content: fitDiscordContent(input.content),
+      username: discordUsername(input.username),
+      allowed_mentions: DISCORD_NO_MENTIONS,
+    }),
     ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
   });
   return 'outcome' in exchanged ? exchanged : { outcome: 'sent' };
@@ -72,7 +79,7 @@ export async function postDiscordChannelMessage(input: {
     url: `${trimSlash(input.baseUrl)}/channels/${encodeURIComponent(input.channelId)}/messages`,
     method: 'POST',
     headers: { authorization: `Bot ${input.botToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ content: fitContent(input.content), allowed_mentions: NO_MENTIONS }),
+    body: JSON.stringify({ content: fitDiscordContent(input.content), allowed_mentions: DISCORD_NO_MENTIONS }),
     ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
   });
   return 'outcome' in exchanged ? exchanged : { outcome: 'sent' };
