@@ -1,6 +1,7 @@
 import { createHash, createHmac, createPublicKey, type KeyObject, timingSafeEqual, verify } from 'node:crypto';
 import { config } from '#shared/config';
 import { UnauthorizedError } from '#shared/errors';
+import { signedTimestampVerdict } from '#shared/signed-timestamp';
 
 /**
  * How each platform proves a webhook is its own, checked on the bytes as they arrived, before any of
@@ -19,19 +20,13 @@ export interface FreshnessOptions {
 
 const refused = (message: string) => new UnauthorizedError('invalid_bridge_signature', message);
 
-/** Unix seconds as the platforms send them: digits only, so `1e3`, ` 12` or `-5` never pass for a time. */
-const UNIX_SECONDS = /^\d{1,12}$/;
-
-/**
- * The signed timestamp, within the window either way: an old one is a replay of a captured request,
- * one from the future would be replayable for longer than the window.
- */
+/** The signed timestamp, within `BRIDGE_SIGNATURE_MAX_AGE_SECONDS` of now either way (`#shared/signed-timestamp`). */
 function requireFresh(timestamp: string | undefined, header: string, options: FreshnessOptions): string {
-  if (timestamp === undefined || !UNIX_SECONDS.test(timestamp)) throw refused(`${header} is missing or not a Unix time in seconds`);
   const maxAge = options.maxAgeSeconds ?? config.BRIDGE_SIGNATURE_MAX_AGE_SECONDS;
-  const skew = Math.abs((options.nowMs ?? Date.now()) / 1000 - Number(timestamp));
-  if (skew > maxAge) throw refused(`${header} is more than ${maxAge} s away from now: the request is stale or replayed`);
-  return timestamp;
+  const verdict = signedTimestampVerdict(timestamp, maxAge, (options.nowMs ?? Date.now()) / 1000);
+  if (verdict === 'malformed') throw refused(`${header} is missing or not a Unix time in seconds`);
+  if (verdict === 'stale') throw refused(`${header} is more than ${maxAge} s away from now: the request is stale or replayed`);
+  return timestamp as string;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { signedTimestampVerdict } from '#shared/signed-timestamp';
 
 /** `X-Service-Signature`: lowercase hex HMAC-SHA256 of the raw body with the webhook secret. */
 export const signBody = (secret: string, body: string) => createHmac('sha256', secret).update(body, 'utf8').digest('hex');
@@ -29,8 +30,7 @@ export function verifyTimestampedSignature(
   signed: { timestamp: string; deliveryId: string; body: string; signature: string },
   nowSeconds = Math.floor(Date.now() / 1000),
 ): { valid: boolean; withinReplayWindow: boolean } {
-  const withinReplayWindow =
-    /^\d{1,12}$/.test(signed.timestamp) && Math.abs(nowSeconds - Number(signed.timestamp)) <= REPLAY_WINDOW_SECONDS;
+  const withinReplayWindow = signedTimestampVerdict(signed.timestamp, REPLAY_WINDOW_SECONDS, nowSeconds) === 'fresh';
   const matches = verifySignature(secret, `${signed.timestamp}.${signed.deliveryId}.${signed.body}`, signed.signature);
   return { valid: matches && withinReplayWindow, withinReplayWindow };
 }
