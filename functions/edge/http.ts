@@ -21,7 +21,7 @@ export { parsePart };
  * `invalid_json`, or 400 naming each bad field.
  */
 export function parseRawJson<S extends z.ZodMiniType>(schema: S, rawBody: Buffer): z.infer<S> {
-  return parsePart(schema, readJsonBody({ body: rawBody.toString('base64'), isBase64Encoded: true }), 'body');
+  return parsePart(schema, readJsonBody({ body: rawBody.toString('utf8'), isBase64Encoded: false }), 'body');
 }
 
 export interface HttpRequest<Body, Query, Params> {

@@ -2,12 +2,6 @@ import * as z from '#shared/schema';
 import { bridgeParams } from './schemas';
 
 /**
- * A platform webhook's path names its bridge as the admin routes do: a malformed id is a 400 naming
- * `path.bridgeId`; a well-formed one of no bridge, or of another platform's, is 404 `bridge_not_found`.
- */
-export const inboundBridgeParams = bridgeParams;
-
-/**
  * The homeserver's own path: the bridge, and a transaction id the homeserver picks. That id is
  * opaque and not used (the events' ids key the messages), so any a homeserver sends is taken:
  * refusing one would stop that homeserver's transactions for good.

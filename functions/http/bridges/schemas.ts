@@ -2,6 +2,11 @@ import { BRIDGE_PLATFORMS } from '#shared/db/bridge';
 import { BRIDGE_ID_PATTERN, idSchema } from '#shared/ids';
 import * as z from '#shared/schema';
 
+/**
+ * A bridge in a path, on the admin routes and the platform webhooks alike: a malformed id is a 400
+ * naming `path.bridgeId`; a well-formed one of no bridge (or, on a webhook, of another platform's)
+ * is 404 `bridge_not_found`.
+ */
 export const bridgeParams = z.object({ bridgeId: z.string().check(z.regex(BRIDGE_ID_PATTERN, 'must be a bridge id')) });
 
 const secret = z.string().check(z.minLength(1), z.maxLength(512));
