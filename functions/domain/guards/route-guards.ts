@@ -59,30 +59,35 @@ function rateLimitKey(rateLimit: RateLimit, subject: GuardSubject): string | und
 }
 
 /**
- * Keys of limits that count refusals (`counts: 'refusals'`) whose budget this function instance saw
- * spent, with the end of that window (epoch ms). In memory: a genuine request costs no read, and an
- * address over the limit costs nothing more once an instance knows it.
+ * Counters of limits that count refusals (`counts: 'refusals'`) whose budget this function instance
+ * saw spent (by `<bucket>|<counter key>`), with the end of that window (epoch ms). In memory: a
+ * genuine request costs no read, and an address over the limit costs nothing more once an instance
+ * knows it.
  */
-const spentRefusalKeys = new Map<string, number>();
+const spentRefusalCounters = new Map<string, number>();
 
 /**
- * A 404 counts per address, whatever it named (an address trying ids); any other refusal (a bad
- * signature's 401, a malformed request's 400 or 413) per address and path, so one tenant's
- * misconfigured bridge blocks no other's.
+ * The counters a refusal may spend: a 404 the limit's own key (per address: an address trying ids),
+ * any other refusal (a bad signature's 401, a malformed request's 400 or 413) that key and the path,
+ * so one tenant's misconfigured bridge blocks no other's.
  */
-const refusalKeyOf = (rateLimit: RateLimit, subject: GuardSubject, status: number) =>
-  `${rateLimit.bucket}|ip:${subject.sourceIp ?? 'unknown'}${status === 404 ? '' : `|${subject.path ?? ''}`}`;
+function refusalCounters(rateLimit: RateLimit, subject: GuardSubject) {
+  const key = rateLimitKey(rateLimit, subject);
+  return key === undefined ? undefined : { notFound: key, other: `${key}|${subject.path ?? ''}` };
+}
 
 /** What a limit counting refusals counts: every 4xx but its own 429. */
 const isRefusal = (status: number) => status >= 400 && status < 500 && status !== 429;
 
 function refuseBlocked(rateLimit: RateLimit, subject: GuardSubject): void {
+  const counters = refusalCounters(rateLimit, subject);
+  if (!counters) return;
   const now = Date.now();
-  for (const status of [404, 400] as const) {
-    const key = refusalKeyOf(rateLimit, subject, status);
-    const until = spentRefusalKeys.get(key);
+  for (const counter of [counters.notFound, counters.other]) {
+    const spent = `${rateLimit.bucket}|${counter}`;
+    const until = spentRefusalCounters.get(spent);
     if (until === undefined) continue;
-    if (until <= now) spentRefusalKeys.delete(key);
+    if (until <= now) spentRefusalCounters.delete(spent);
     else throw new RateLimitedError(Math.max(1, Math.ceil((until - now) / 1000)));
   }
 }
@@ -95,18 +100,20 @@ function refuseBlocked(rateLimit: RateLimit, subject: GuardSubject): void {
 export async function countRefusal(entry: { readonly rateLimit?: RateLimit }, subject: GuardSubject, status: number): Promise<void> {
   const { rateLimit } = entry;
   if (rateLimit?.counts !== 'refusals' || !isRefusal(status)) return;
-  const key = refusalKeyOf(rateLimit, subject, status);
+  const counters = refusalCounters(rateLimit, subject);
+  if (!counters) return;
+  const counter = status === 404 ? counters.notFound : counters.other;
   try {
     await consumeRateLimit(
-      PUBLIC_SPACE,
+      subject.projectId ?? PUBLIC_SPACE,
       rateLimit.bucket,
-      [key.slice(rateLimit.bucket.length + 1)],
+      [counter],
       config[rateLimit.setting],
       (rateLimit.windowSeconds ?? 60) * 1000,
     );
   } catch (error) {
     if (!(error instanceof RateLimitedError)) throw error;
-    if (spentRefusalKeys.size > 10_000) spentRefusalKeys.clear();
-    spentRefusalKeys.set(key, Date.now() + error.retryAfterSeconds * 1000);
+    if (spentRefusalCounters.size > 10_000) spentRefusalCounters.clear();
+    spentRefusalCounters.set(`${rateLimit.bucket}|${counter}`, Date.now() + error.retryAfterSeconds * 1000);
   }
 }
