@@ -22,6 +22,7 @@ import {
   snowflake,
   unixSeconds,
 } from '../support/bridge-signers';
+import { createBridge } from '../support/bridges';
 import { fieldValue, malformedJson, oddString, RawJson, toJsonText } from '../support/fuzz/arbitraries';
 import { freshSourceIp, postFrom } from '../support/source-ip';
 import { connectWelcomed, type RoomSocket } from '../support/ws';
@@ -57,9 +58,8 @@ interface Bridged {
 /** A fresh room and a bridge of `platform` on it, created through `POST /admin/bridges` with the API key. */
 async function bridgedRoom(platform: 'slack' | 'discord' | 'matrix', fields: Record<string, string>): Promise<Bridged> {
   const { owner, roomId } = await newGroupRoom(project);
-  const created = await api('/admin/bridges', { apiKey: project.apiKey, body: { platform, roomId, ...fields } });
-  if (created.status !== 201) throw new Error(`bridge creation failed: ${created.status} ${JSON.stringify(created.body)}`);
-  return { roomId, bridgeId: created.body.id, path: created.body.inboundPath, token: owner.token };
+  const created = await createBridge(project.apiKey, { platform, roomId, ...fields });
+  return { roomId, bridgeId: created.id, path: created.inboundPath, token: owner.token };
 }
 
 const slackRoom = (overrides: Record<string, string> = {}) =>

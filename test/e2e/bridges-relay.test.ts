@@ -13,6 +13,7 @@ import { api, createTestProject, newUser, runtime, type TestProject, uniqueId } 
 import type { RecordedPost } from '../support/bridge-platforms';
 import { sharedBridgePlatforms } from '../support/bridge-platforms/shared';
 import { discordCommandBody, discordHeaders, discordKeyPair, slackHeaders, slackMessageBody } from '../support/bridge-signers';
+import { createBridge } from '../support/bridges';
 
 /**
  * The outbound relay against the shared runtime: messages of a bridged room reach the local Slack,
@@ -44,18 +45,15 @@ async function newRoom(): Promise<string> {
   return roomId;
 }
 
-async function createBridge(body: Record<string, unknown>): Promise<string> {
-  const created = await api('/admin/bridges', { apiKey: project.apiKey, body });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  return created.body.id as string;
-}
+/** A bridge of the suite's project, by its id. */
+const bridgeIdOf = async (body: Record<string, unknown>): Promise<string> => (await createBridge(project.apiKey, body)).id;
 
 async function slackBridge(roomId: string) {
   const channel = `C${hex(5).toUpperCase()}`;
   const botToken = `xoxb-${hex(8)}`;
   await platforms.slack.expect(channel, botToken);
   const signingSecret = hex(16);
-  const bridgeId = await createBridge({ platform: 'slack', roomId, signingSecret, botToken, channelId: channel });
+  const bridgeId = await bridgeIdOf({ platform: 'slack', roomId, signingSecret, botToken, channelId: channel });
   return { bridgeId, target: channel, botToken, signingSecret };
 }
 
@@ -65,7 +63,7 @@ async function discordWebhookBridge(roomId: string) {
   const keys = discordKeyPair();
   await platforms.discord.expect(webhookId, webhookToken);
   const webhookUrl = `https://discord.com/api/webhooks/${webhookId}/${webhookToken}`;
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: keys.publicKeyHex, webhookUrl });
+  const bridgeId = await bridgeIdOf({ platform: 'discord', roomId, publicKey: keys.publicKeyHex, webhookUrl });
   return { bridgeId, target: webhookId, webhookToken, keys };
 }
 
@@ -73,7 +71,7 @@ async function discordBotBridge(roomId: string) {
   const channelId = digits(18);
   const botToken = hex(24);
   await platforms.discord.expect(channelId, botToken);
-  const bridgeId = await createBridge({ platform: 'discord', roomId, publicKey: discordKeyPair().publicKeyHex, botToken, channelId });
+  const bridgeId = await bridgeIdOf({ platform: 'discord', roomId, publicKey: discordKeyPair().publicKeyHex, botToken, channelId });
   return { bridgeId, target: channelId, botToken };
 }
 
@@ -81,7 +79,7 @@ async function matrixBridge(roomId: string) {
   const matrixRoomId = `!${hex(8)}:example.org`;
   const asToken = hex(16);
   await platforms.matrix.expect(matrixRoomId, asToken);
-  const bridgeId = await createBridge({
+  const bridgeId = await bridgeIdOf({
     platform: 'matrix',
     roomId,
     hsToken: hex(16),

@@ -28,9 +28,12 @@ export const bridgeBodies = {
   }),
 };
 
-/** Creates a Slack bridge for `roomId` with the API key; answers the bridge. */
-export async function createSlackBridge(apiKey: string, roomId: string) {
-  const created = await api('/admin/bridges', { apiKey, body: bridgeBodies.slack(roomId) });
+/** Creates a bridge with `POST /admin/bridges` and the API key; answers the bridge, or throws naming the refusal. */
+export async function createBridge(apiKey: string, body: Record<string, unknown>) {
+  const created = await api('/admin/bridges', { apiKey, body });
   if (created.status !== 201) throw new Error(`bridge creation failed: ${created.status} ${JSON.stringify(created.body)}`);
   return created.body;
 }
+
+/** Creates a Slack bridge for `roomId` with the API key; answers the bridge. */
+export const createSlackBridge = (apiKey: string, roomId: string) => createBridge(apiKey, bridgeBodies.slack(roomId));

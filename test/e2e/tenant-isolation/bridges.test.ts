@@ -10,7 +10,7 @@ import {
   slackHeaders,
   slackMessageBody,
 } from '../../support/bridge-signers';
-import { bridgeBodies, createSlackBridge } from '../../support/bridges';
+import { bridgeBodies, createBridge, createSlackBridge } from '../../support/bridges';
 import { describeTenantMatrix, expectAllNotFound, tenantsBeforeAll } from '../../support/matrices/tenant-driver';
 
 /**
@@ -35,7 +35,7 @@ beforeAll(async () => {
     ['a', a.apiKey, aRoomId, aDiscordKeys],
     ['b', b.apiKey, bRoomId, bDiscordKeys],
   ] as const) {
-    const create = async (body: Record<string, unknown>) => ({ ...body, id: (await api('/admin/bridges', { apiKey, body })).body.id });
+    const create = async (body: Record<string, unknown>) => ({ ...body, id: (await createBridge(apiKey, body)).id });
     webhookBridges[side] = {
       slack: await create({ ...bridgeBodies.slack(roomId), channelId: `C0${side.toUpperCase()}CHANNEL` }),
       discord: await create({ ...bridgeBodies.discord(roomId), publicKey: keys.publicKeyHex }),

@@ -9,7 +9,7 @@ import {
   slackHeaders,
   slackMessageBody,
 } from '../../support/bridge-signers';
-import { bridgeBodies, createSlackBridge } from '../../support/bridges';
+import { bridgeBodies, createBridge, createSlackBridge } from '../../support/bridges';
 import {
   createValidationProject,
   describeValidationMatrix,
@@ -48,8 +48,7 @@ beforeAll(async () => {
   for (let index = 0; index < 8; index++) disposableBridgeIds.push((await createSlackBridge(fixture.project.apiKey, fixture.roomId)).id);
   const slack = bridgeBodies.slack(fixture.roomId);
   const matrix = bridgeBodies.matrix(fixture.roomId);
-  const create = async (body: Record<string, unknown>) =>
-    (await api('/admin/bridges', { apiKey: fixture.project.apiKey, body })).body.id as string;
+  const create = async (body: Record<string, unknown>) => (await createBridge(fixture.project.apiKey, body)).id as string;
   inbound.slack = { id: await create(slack), signingSecret: slack.signingSecret };
   inbound.discord = { id: await create({ ...bridgeBodies.discord(fixture.roomId), publicKey: discordKeys.publicKeyHex }) };
   inbound.matrix = { id: await create(matrix), hsToken: matrix.hsToken };
