@@ -6,6 +6,10 @@
 // (lib/local/gateway/websocket-target.ts, `connectQuery`) and refuses what it refuses with the same
 // status and error body; test/unit/edge-functions.test.ts runs the two over one table of paths.
 // lib/edge-functions/index.ts puts the stage name in place of the placeholder at synth.
+// The shapes relied on are the CloudFront Developer Guide's ("CloudFront Functions event structure";
+// "Restrictions on all edge functions", URI and query string encoding): the URI and the query's
+// names and values arrive as the viewer encoded them, and a query the function writes goes to the
+// origin as written, so it must stay percent-encoded.
 
 const STAGE_PATH = '/__WEBSOCKET_STAGE__';
 
