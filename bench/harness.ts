@@ -232,6 +232,21 @@ ${goalTable(results.goals)}
 
 ${benches.map((bench) => bench.section(results[bench.id], results).trim()).join('\n\n')}
 
+## Edge: CloudFront in front (cost per request)
+
+Not measured here: CloudFront runs only on AWS, and what it adds to latency depends on where the viewer is. What it adds to the bill is list prices (us-east-1, United States and Europe edges, before CloudFront's always-free 10 million requests and 1 TB a month), set beside what the same traffic costs without it (\`edge=false\`, docs/operations.md "Edge: one base URL"):
+
+| Traffic | Without the edge | Added by the edge | Per million |
+| --- | --- | --- | --- |
+| A REST request (\`POST /messages\`, any route of the HTTP API) | API Gateway HTTP API $1.00 per million | CloudFront HTTPS request $1.00 per million, the viewer-address function $0.10 per million | +$1.10 (the HTTP API line doubles; the message's total at N = 100, $106, moves by 1 %) |
+| A WebSocket frame, either way | API Gateway $1.00 per million messages (32 KB units) | nothing per frame: CloudFront bills the upgrade as one request (plus its function, $0.10 per million) and the frames as bytes | 1 million 300-byte frames are 0.3 GB: $0.03 at $0.085/GB |
+| An SSE stream | Lambda only (function URLs bill no requests) | one request per stream (and per reconnect) | +$1.00 per million streams |
+| Bytes to viewers | API Gateway's and Lambda's transfer out, $0.09/GB | CloudFront's transfer out, $0.085/GB; origin to CloudFront is free | about −$0.005/GB |
+| \`/embed.js\` | one Lambda invocation and HTTP API request per load | served from the edge cache while its Cache-Control allows; a request per load | cheaper from the second load of each edge |
+| WAF (\`waf=true\`, off by default) | none | $5 a month for the web ACL, $1 per rule (one), $0.60 per million requests | +$0.60 |
+
+So the edge costs about a dollar per million REST calls and nothing per realtime frame, the service's largest line; idle it costs only its secret (\`origin-verify\`, $0.40 a month). The per-IP limits see the viewer's address either way (docs/operations.md).
+
 ## Misses
 
 ${missed.length ? `Measured facts behind each missed goal, from this run:\n\n${missed.join('\n')}` : 'None: every goal was met in this run.'}

@@ -2,7 +2,8 @@
  * `npm run build:console [-- <folder>]`: the project console as static files a site can host
  * (`index.html` and `console.js`, default folder `dist/console/`). The page asks for the API base URL
  * at sign-in (it offers its own origin), and the API answers browsers of the origins its
- * `corsAllowOrigins` allows (every one by default), so the folder works from a static host of its own. Hosting it on S3 behind CloudFront is issue 27's (docs/console.md).
+ * `corsAllowOrigins` allows (every one by default), so the folder works from a static host of its own. On AWS the stacks
+ * host the same files behind the edge distribution at `/console/` (lib/constructs/chat-console-site.ts).
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

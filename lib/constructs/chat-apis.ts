@@ -221,18 +221,20 @@ export function addWebSocketRoute(
  * The function URL of a `functionUrl` route: `RESPONSE_STREAM`, so the handler's writes reach the
  * client as it makes them (`awslambda.streamifyResponse` in `functions/edge/stream.ts`).
  *
- * Auth type `NONE`: browsers (EventSource, `fetch` in the SDK) cannot sign requests with SigV4,
- * which `AWS_IAM` would demand. The handler authenticates every request itself, as on the HTTP API:
- * it verifies the user JWT from `Authorization` or `?token=` with jose (algorithm allow-list,
- * `exp`), applies the route's `minRole` and checks room access before it opens the stream, and
- * answers 401/403/404 otherwise; the same code runs behind the local gateway.
+ * Auth type `AWS_IAM` behind the edge distribution (`edge`, the default): only requests CloudFront
+ * signed with origin access control reach it, so nobody streams around CloudFront's limits. Without
+ * the edge, `NONE`: browsers (EventSource, `fetch` in the SDK) cannot sign requests with SigV4. The
+ * handler authenticates every request itself either way, as on the HTTP API: it verifies the user
+ * JWT from `?token=` (or `Authorization` where no OAC signature takes that header) with jose
+ * (algorithm allow-list, `exp`), applies the route's `minRole` and checks room access before it
+ * opens the stream, and answers 401/403/404 otherwise; the same code runs behind the local gateway.
  *
  * CORS: `GET` from the configured origins (`corsAllowOrigins`, every origin by default), with the
  * stream's allowed headers (`lib/cors.ts`); Lambda answers the preflight itself.
  */
 export function addStreamingUrl(route: HttpRouteEntry, fn: ChatFunction, config: ChatConfig): FunctionUrl {
   return fn.addFunctionUrl({
-    authType: FunctionUrlAuthType.NONE,
+    authType: config.edge ? FunctionUrlAuthType.AWS_IAM : FunctionUrlAuthType.NONE,
     invokeMode: InvokeMode.RESPONSE_STREAM,
     cors: functionUrlCorsOf(streamCors(config.corsAllowOrigins, route.method)),
   });

@@ -9,6 +9,11 @@ export interface ChatSecretsProps {
   readonly stage: string;
   /** What happens to secrets that are not retained by definition when they leave the stack. */
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * Secrets this deployment does not use: `origin-verify` without the edge distribution.
+   * @default - none left out
+   */
+  readonly without?: readonly SecretId[];
 }
 
 /** Everything Secrets Manager may generate, except the lowercase hex digits `a` to `f`. */
@@ -31,6 +36,7 @@ export class ChatSecrets extends Construct {
     super(scope, id);
     const all = new Map<SecretId, Secret>();
     for (const [secretId, definition] of Object.entries(secretDefinitions) as [SecretId, (typeof secretDefinitions)[SecretId]][]) {
+      if (props.without?.includes(secretId)) continue;
       const generate = definition.generate;
       const secret = new Secret(this, pascalCase(secretId), {
         description: `chat-${props.stage}: ${definition.summary}`,
@@ -59,8 +65,11 @@ export class ChatSecrets extends Construct {
             : secretId === 'webhook-key' || secretId === 'signing-key'
               ? 'A data-encryption key for secrets stored in the table: a new key is added by hand as a key ring whose ' +
                 'previous keys still open older values (docs/operations.md), which a rotation Lambda could not do safely.'
-              : 'The operator key is shared with people, not services: it is replaced by hand (put-secret-value), and ' +
-                'functions pick the new value up within their secret cache time (SECRETS_CACHE_TTL_MS).',
+              : secretId === 'origin-verify'
+                ? 'Rotating it means changing the distribution and the functions together (a deploy); a rotation Lambda would ' +
+                  'refuse every request in between. It only proves a request came through CloudFront.'
+                : 'The operator key is shared with people, not services: it is replaced by hand (put-secret-value), and ' +
+                  'functions pick the new value up within their secret cache time (SECRETS_CACHE_TTL_MS).',
       });
       all.set(secretId, secret);
     }

@@ -23,3 +23,8 @@ export function websocketViewerRequestCode(stageName: string): string {
 export function viewerAddressCode(): string {
   return source('viewer-address.js');
 }
+
+/** The console behaviours' viewer request: `/console/` is the bucket's `console/index.html`, `/console` moves there. */
+export function consoleIndexCode(): string {
+  return source('console-index.js');
+}

@@ -6,7 +6,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct, IConstruct } from 'constructs';
 import { type Area, type FunctionEntry, functionsOf } from '#wiring';
-import type { BoundResources } from '#wiring/bindings';
+import type { Binding, BoundResources } from '#wiring/bindings';
 import {
   addGatewayAnsweredFrame,
   addHttpRoute,
@@ -15,6 +15,7 @@ import {
   streamingRouteTimeout,
 } from '../constructs/chat-apis.ts';
 import { addSqsConsumer, addStreamConsumer } from '../constructs/chat-consumers.ts';
+import { EDGE_ORIGIN_BINDING } from '../constructs/chat-edge.ts';
 import { ChatFunction } from '../constructs/chat-function.ts';
 import { AreaAlarms } from '../constructs/chat-observability.ts';
 import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../constructs/chat-queues.ts';
@@ -217,7 +218,10 @@ export class AreaStack extends NestedStack {
     this.schedules = rules;
 
     // Bindings last: every function and state machine of the area exists by now.
-    for (const [functionId, fn] of functions) fn.bind(entryOf(functionId).bindings, resources, bindingSettings(config));
+    // Without the edge distribution nothing sends the origin header, so no function checks it.
+    const deployed = (bindings: readonly Binding[]) =>
+      config.edge ? bindings : bindings.filter((binding) => binding !== EDGE_ORIGIN_BINDING);
+    for (const [functionId, fn] of functions) fn.bind(deployed(entryOf(functionId).bindings), resources, bindingSettings(config));
     this.functions = functions;
 
     this.alarms = new AreaAlarms(this, 'Alarms', {

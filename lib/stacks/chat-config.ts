@@ -158,6 +158,45 @@ export interface ChatConfig {
    */
   readonly tableDeletionProtection: boolean;
   /**
+   * CloudFront in front of everything (`lib/constructs/chat-edge.ts`): one base URL with the spec's
+   * paths, the APIs closed to requests that went around it. `false` keeps the three raw addresses
+   * (HTTP API, WebSocket API with `?roomId=`, the stream's function URL) for teams that front the
+   * service themselves.
+   * @default true
+   */
+  readonly edge: boolean;
+  /**
+   * The distribution's own domain (`chat.example.com`); needs `certificateArn`.
+   * @default - the distribution's *.cloudfront.net domain
+   */
+  readonly domainName?: string;
+  /**
+   * An ACM certificate for `domainName`, in us-east-1 (CloudFront reads certificates only there).
+   * @default - none
+   */
+  readonly certificateArn?: string;
+  /**
+   * A Route 53 hosted zone holding `domainName`: the stack adds the A and AAAA alias records.
+   * @default - no records: point the domain at the `DistributionDomainName` output yourself
+   */
+  readonly hostedZoneId?: string;
+  /**
+   * Creates a CloudFront web ACL (us-east-1 stacks only) with a per-IP rate rule on sign-in, token,
+   * webhook verification and stream paths.
+   * @default false
+   */
+  readonly waf: boolean;
+  /**
+   * Requests per viewer IP per 5 minutes on those paths before the web ACL blocks (WAF's minimum is 10).
+   * @default 300
+   */
+  readonly wafRateLimit: number;
+  /**
+   * A web ACL of your own (created in us-east-1, scope CLOUDFRONT) to attach instead of `waf`.
+   * @default - none
+   */
+  readonly webAclArn?: string;
+  /**
    * Target account.
    * @default - environment-agnostic (`CDK_DEFAULT_ACCOUNT` is not read, so synth needs no credentials)
    */
@@ -205,6 +244,9 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
     accountConcurrencyAlarmThreshold: 800,
     removalPolicy: stage === 'prod' ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
     tableDeletionProtection: stage === 'prod',
+    edge: true,
+    waf: false,
+    wafRateLimit: 300,
     ...withoutUndefined(overrides),
   };
   if (!/^[A-Za-z][A-Za-z0-9-]{0,20}$/.test(config.stage)) {
@@ -256,7 +298,40 @@ export function resolveChatConfig(overrides: Partial<ChatConfig> = {}): ChatConf
   for (const [setting, url] of Object.entries(config.providerUrls)) {
     if (!/^https?:\/\/[^/]/.test(url)) throw new Error(`${setting} must be an http(s) URL, got "${url}"`);
   }
+  validateEdge(config);
   return config;
+}
+
+/** The edge settings: each needs `edge`, a domain needs its certificate, and a web ACL comes one way. */
+function validateEdge(config: ChatConfig): void {
+  const edgeOnly = (['domainName', 'certificateArn', 'hostedZoneId', 'webAclArn'] as const).filter((key) => config[key] !== undefined);
+  if (!config.edge && (edgeOnly.length > 0 || config.waf)) {
+    throw new Error(`${[...edgeOnly, ...(config.waf ? ['waf'] : [])].join(', ')} need edge=true (the CloudFront distribution)`);
+  }
+  if (config.domainName !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(config.domainName)) {
+    throw new Error(`domainName must be a lower-case host name such as chat.example.com, got "${config.domainName}"`);
+  }
+  if ((config.domainName === undefined) !== (config.certificateArn === undefined)) {
+    throw new Error('domainName and certificateArn go together: CloudFront serves a domain of its own only with its certificate');
+  }
+  if (
+    config.certificateArn !== undefined &&
+    !/^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[A-Za-z0-9-]+$/.test(config.certificateArn)
+  ) {
+    throw new Error(
+      `certificateArn must be an ACM certificate ARN in us-east-1 (CloudFront reads certificates there only), got "${config.certificateArn}"`,
+    );
+  }
+  if (config.hostedZoneId !== undefined && (config.domainName === undefined || !/^Z[A-Z0-9]{1,31}$/.test(config.hostedZoneId))) {
+    throw new Error(`hostedZoneId must be a Route 53 zone id (Z...) and needs domainName, got "${config.hostedZoneId}"`);
+  }
+  if (config.waf && config.webAclArn !== undefined) throw new Error('Set waf=true or webAclArn, not both');
+  if (config.webAclArn !== undefined && !/^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[\w-]+\/[\w-]+$/.test(config.webAclArn)) {
+    throw new Error(`webAclArn must be a CloudFront-scope (global) WAFv2 web ACL ARN in us-east-1, got "${config.webAclArn}"`);
+  }
+  if (!Number.isInteger(config.wafRateLimit) || config.wafRateLimit < 10 || config.wafRateLimit > 2_000_000_000) {
+    throw new Error(`wafRateLimit must be an integer from 10 (WAF's minimum) up, got ${config.wafRateLimit}`);
+  }
 }
 
 /** Every CDK context key the app reads (`-c key=value` or cdk.json "context"); docs/operations.md lists them. */
@@ -287,6 +362,13 @@ export const CHAT_CONTEXT_KEYS = [
   'http5xxAlarmPercent',
   'httpLatencyP99AlarmMs',
   'accountConcurrencyAlarmThreshold',
+  'edge',
+  'domainName',
+  'certificateArn',
+  'hostedZoneId',
+  'waf',
+  'wafRateLimit',
+  'webAclArn',
   'account',
   'region',
 ] as const;
@@ -398,6 +480,13 @@ export function chatContextOverrides(node: Node): Partial<ChatConfig> {
     http5xxAlarmPercent: number('http5xxAlarmPercent'),
     httpLatencyP99AlarmMs: number('httpLatencyP99AlarmMs'),
     accountConcurrencyAlarmThreshold: number('accountConcurrencyAlarmThreshold'),
+    edge: flag('edge'),
+    domainName: text('domainName'),
+    certificateArn: text('certificateArn'),
+    hostedZoneId: text('hostedZoneId'),
+    waf: flag('waf'),
+    wafRateLimit: number('wafRateLimit'),
+    webAclArn: text('webAclArn'),
     account: text('account'),
     region: text('region'),
   } satisfies Partial<ChatConfig>);

@@ -1,9 +1,10 @@
 import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { type Area, areas as wiredAreas, queues as wiredQueues } from '#wiring';
+import { type Area, httpRoute, areas as wiredAreas, queues as wiredQueues } from '#wiring';
 import { tableSchema } from '#wiring/table';
 import { ChatApis, throttleHttpRoutes } from '../constructs/chat-apis.ts';
 import { ChatAttachments } from '../constructs/chat-attachments.ts';
+import { ChatEdge } from '../constructs/chat-edge.ts';
 import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
 import type { ChatFunction } from '../constructs/chat-function.ts';
 import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observability.ts';
@@ -48,6 +49,8 @@ export class ChatStack extends Stack {
   public readonly attachments: ChatAttachments | undefined;
   public readonly areas: ReadonlyMap<string, AreaStack>;
   public readonly observability: ChatObservability;
+  /** The CloudFront distribution in front of everything; `undefined` with `edge=false`. */
+  public readonly edge: ChatEdge | undefined;
   /** Every function of every area, by its wiring-table id. */
   public readonly functions: ReadonlyMap<string, ChatFunction>;
 
@@ -56,7 +59,11 @@ export class ChatStack extends Stack {
     const { config } = props;
 
     this.storage = new ChatTable(this, 'Storage', { deletionProtection: config.tableDeletionProtection });
-    this.secrets = new ChatSecrets(this, 'Secrets', { stage: config.stage, removalPolicy: config.removalPolicy });
+    this.secrets = new ChatSecrets(this, 'Secrets', {
+      stage: config.stage,
+      removalPolicy: config.removalPolicy,
+      without: config.edge ? [] : ['origin-verify'],
+    });
     this.events = new ChatEventTopic(this, 'EventTopic', { stage: config.stage, keyRemovalPolicy: config.removalPolicy });
     this.async = new ChatQueues(this, 'Async', { definitions: wiredQueues });
     this.api = new ChatApis(this, 'Api', { config });
@@ -136,8 +143,33 @@ export class ChatStack extends Stack {
       );
     }
 
-    new CfnOutput(this, 'HttpApiUrl', { value: this.api.httpStage.url, description: 'Base URL of the HTTP API' });
-    new CfnOutput(this, 'WebSocketUrl', { value: this.api.webSocketStage.url, description: 'wss:// URL for clients' });
+    const functionUrls = [...areaStacks.values()].flatMap((areaStack) => [...areaStack.functionUrls]);
+    this.edge = config.edge
+      ? new ChatEdge(this, 'Edge', {
+          config,
+          httpApi: this.api.httpApi,
+          webSocketStage: this.api.webSocketStage,
+          streamingRoutes: functionUrls.map(([routeId, url]) => ({ route: httpRoute(routeId), url })),
+          originSecret: this.secrets.get('origin-verify'),
+        })
+      : undefined;
+
+    if (this.edge) {
+      new CfnOutput(this, 'BaseUrl', {
+        value: this.edge.baseUrl,
+        description: "The service's one address: REST, /ws/rooms/<roomId> (wss://), /rooms/<roomId>/stream, /embed.js",
+      });
+      new CfnOutput(this, 'DistributionDomainName', {
+        value: this.edge.distribution.distributionDomainName,
+        description: 'Where a custom domain points (CNAME or alias) when the stack does not own its zone',
+      });
+    }
+    const direct = this.edge ? ' (operators: clients use BaseUrl; requests around CloudFront are refused)' : '';
+    new CfnOutput(this, 'HttpApiUrl', { value: this.api.httpStage.url, description: `Base URL of the HTTP API${direct}` });
+    new CfnOutput(this, 'WebSocketUrl', {
+      value: this.api.webSocketStage.url,
+      description: `wss:// URL of the WebSocket API, with ?roomId=${direct}`,
+    });
     new CfnOutput(this, 'ConnectionsEndpoint', {
       value: this.api.webSocketStage.callbackUrl,
       description: 'https callback URL of the WebSocket stage (CONNECTIONS_ENDPOINT)',
@@ -149,11 +181,12 @@ export class ChatStack extends Stack {
       new CfnOutput(this, `${queueId}QueueUrl`, { value: queue.queueUrl });
       new CfnOutput(this, `${queueId}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
     }
-    const functionUrls = [...areaStacks.values()].flatMap((areaStack) => [...areaStack.functionUrls]);
     for (const [routeId, functionUrl] of functionUrls) {
       new CfnOutput(this, sseUrlOutputId(routeId, functionUrls.length), {
         value: functionUrl.url,
-        description: `Function URL (response streaming) serving ${routeId}; clients append the route path (the SDK's sseUrl)`,
+        description: this.edge
+          ? `Function URL (response streaming) serving ${routeId}, signed requests from CloudFront only; clients use BaseUrl`
+          : `Function URL (response streaming) serving ${routeId}; clients append the route path (the SDK's sseUrl)`,
       });
     }
     for (const areaStack of areaStacks.values()) {

@@ -45,6 +45,8 @@ function standInState() {
   return {
     stackName,
     outputs: {
+      // The local runtime answers every spec path on one port, as the edge distribution does.
+      BaseUrl: runtime().baseUrl,
       HttpApiUrl: `${runtime().baseUrl}/`,
       WebSocketUrl: `${runtime().wsUrl}/ws`,
       SseUrl: `${runtime().baseUrl}/`,

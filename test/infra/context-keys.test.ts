@@ -64,6 +64,13 @@ describe('context keys', () => {
       digestEmailIdentity: 'example.com',
       callsServerUrl: 'wss://calls.example.com',
       aiReservedConcurrency: 'off',
+      edge: 'true',
+      domainName: 'chat.example.com',
+      certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789',
+      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+      waf: 'false',
+      webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/chat-edge/0a1b2c3d-4e5f-6789-abcd-ef0123456789',
+      wafRateLimit: '300',
       ...Object.fromEntries(AI_MODEL_SETTINGS.map((setting) => [setting, 'gpt-4o-mini'])),
       ...Object.fromEntries(Object.values(outboundHosts).map((host) => [host.setting, 'https://provider.example'])),
     };

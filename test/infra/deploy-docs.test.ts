@@ -65,7 +65,8 @@ describe('first-deploy checklist', () => {
     const stackNames = [...checklist.afterBlocks.join('\n').matchAll(/--stack-name (\S+)/g)].map(([, name]) => name);
 
     expect(checklist.outputsRead).toEqual(
-      expect.arrayContaining(['HttpApiUrl', 'WebSocketUrl', 'SseUrl', 'OperatorKeySecretArn', 'AiKeySecretArn']),
+      // One address for clients, behind the edge distribution: the raw API URLs are for edge=false.
+      expect.arrayContaining(['BaseUrl', 'OperatorKeySecretArn', 'AiKeySecretArn']),
     );
     expect(checklist.outputsRead.filter((name) => !(name in synth.outputs))).toEqual([]);
     expect(new Set(stackNames)).toEqual(new Set([synth.stack.stackName]));
@@ -78,7 +79,7 @@ describe('first-deploy checklist', () => {
     const cost = idleCost(templates);
     const dollars = (amount: number) => `$${amount.toFixed(2)}`;
 
-    expect(cost.secrets).toBe(6);
+    expect(cost.secrets).toBe(7);
     expect(checklist.text).toContain(`**about ${dollars(cost.monthlyDollars)} a month**`);
     expect(checklist.text).toContain(
       `${cost.alarms.alarms} alarms reading ${cost.alarms.alarmMetrics} metrics and ${cost.alarms.compositeAlarms} composite alarms, ${dollars(cost.alarms.monthlyDollars)}`,

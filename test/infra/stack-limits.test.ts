@@ -59,9 +59,10 @@ describe.each(cases)('stacks $label', ({ label, areas: built, synthesized }) => 
     const nestedStacks = Object.values(root?.template.Resources ?? {}).filter((resource) => resource.Type === 'AWS::CloudFormation::Stack');
 
     expect(root?.name).toBe('Chat-dev');
-    expect(stacks.map((stack) => stack.name).sort()).toEqual(['Chat-dev', ...built.map((area) => area.id)].sort());
-    expect(stacks.filter((stack) => stack.templateFile.endsWith('.nested.template.json'))).toHaveLength(built.length);
-    expect(nestedStacks).toHaveLength(built.length);
+    // ConsoleSite: the edge's deploy-time copy of the console build (lib/constructs/chat-console-site.ts).
+    expect(stacks.map((stack) => stack.name).sort()).toEqual(['Chat-dev', 'ConsoleSite', ...built.map((area) => area.id)].sort());
+    expect(stacks.filter((stack) => stack.templateFile.endsWith('.nested.template.json'))).toHaveLength(built.length + 1);
+    expect(nestedStacks).toHaveLength(built.length + 1);
   });
 
   it.each(stacks.map((stack) => ({ ...stack, kb: kb(stack.templateBytes) })))(
@@ -103,7 +104,7 @@ describe.each(cases)('stacks $label', ({ label, areas: built, synthesized }) => 
       }
     }
 
-    expect(nested).toHaveLength(built.length);
+    expect(nested).toHaveLength(built.length + 1);
     expect(crossings).toEqual([]);
   });
 });

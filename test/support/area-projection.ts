@@ -298,6 +298,7 @@ export function synthesizeStacks(options: Pick<ChatAppOptions, 'areas' | 'config
     const names = new Map<string, string>([
       [stack.templateFile, stack.stackName],
       ...[...stack.areas].map(([areaId, areaStack]): [string, string] => [areaStack.templateFile, areaId]),
+      ...(stack.edge ? [[stack.edge.console.deployment.templateFile, 'ConsoleSite'] as [string, string]] : []),
     ]);
     const files = readdirSync(assembly.directory)
       .filter((file) => file.endsWith('.template.json'))

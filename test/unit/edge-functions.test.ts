@@ -2,7 +2,7 @@ import { createContext, runInContext } from 'node:vm';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler as connectHandler } from '../../functions/ws/connect';
-import { STAGE_PLACEHOLDER, viewerAddressCode, websocketViewerRequestCode } from '../../lib/edge-functions';
+import { consoleIndexCode, STAGE_PLACEHOLDER, viewerAddressCode, websocketViewerRequestCode } from '../../lib/edge-functions';
 import { requestUrl } from '../../lib/local/gateway/state';
 import { connectQuery } from '../../lib/local/gateway/websocket-target';
 
@@ -373,6 +373,30 @@ describe('the default behaviour CloudFront Function', () => {
   });
 });
 
+describe('the console behaviours CloudFront Function', () => {
+  const consoleFunction = cloudFrontFunction(consoleIndexCode());
+
+  // As the local gateway serves the console (lib/local/gateway/web-pages.ts): `/console` and
+  // `/console/index.html` move to `/console/`, which is the page; its script and any other key pass.
+  it.each([
+    ['/console', { status: 301, location: '/console/' }],
+    ['/console/index.html', { status: 301, location: '/console/' }],
+    ['/console/', { uri: '/console/index.html' }],
+    ['/console/console.js', { uri: '/console/console.js' }],
+    ['/console/missing.css', { uri: '/console/missing.css' }],
+  ])('maps %s', (uri, expected) => {
+    // Act
+    const answer = consoleFunction(viewerRequestEvent(uri));
+
+    // Assert
+    if ('status' in expected) {
+      expect(isResponse(answer) && [answer.statusCode, answer.headers?.location?.value]).toEqual([expected.status, expected.location]);
+    } else {
+      expect(!isResponse(answer) && answer.uri).toBe(expected.uri);
+    }
+  });
+});
+
 describe('the functions as the CDK code gets them', () => {
   it('puts the stage name in place of the placeholder', () => {
     // Act
@@ -390,7 +414,9 @@ describe('the functions as the CDK code gets them', () => {
 
   it('keeps each function under half of CloudFront Functions’ 10 KB', () => {
     // Act
-    const sizes = [websocketViewerRequestCode('s'.repeat(128)), viewerAddressCode()].map((code) => Buffer.byteLength(code, 'utf8'));
+    const sizes = [websocketViewerRequestCode('s'.repeat(128)), viewerAddressCode(), consoleIndexCode()].map((code) =>
+      Buffer.byteLength(code, 'utf8'),
+    );
 
     // Assert
     for (const size of sizes) expect(size).toBeLessThan(FUNCTION_SIZE_LIMIT / 2);

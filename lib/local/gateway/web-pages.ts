@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { etagMatches, type ServedScript } from '#shared/etag';
+import { PAGE_SECURITY_HEADERS } from '../../page-security-headers';
 import { bundleBrowserScript } from '../../web-bundle';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -26,14 +27,6 @@ const docs: Readonly<Record<string, string>> = {
   '/docs/architecture.md': 'docs/architecture.md',
   '/docs/console.md': 'docs/console.md',
   '/docs/sdk.md': 'sdk/README.md',
-};
-
-/** Pages may load only their own script and talk only to this gateway (its WebSocket included). */
-const PAGE_SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
 };
 
 export interface WebPages {

@@ -23,8 +23,11 @@ beforeAll(() => {
   main = synthesizedApp();
 }, 120_000);
 
+/** The attachments bucket (the edge's console bucket is the other: test/infra/chat-stack/edge.test.ts). */
 const bucketOf = (synth: Synthesized) =>
-  Object.entries(synth.rootResources).filter(([, resource]) => resource.Type === 'AWS::S3::Bucket') as [string, Resource][];
+  Object.entries(synth.rootResources).filter(
+    ([id, resource]) => resource.Type === 'AWS::S3::Bucket' && synth.rootNames.get(id) === 'attachments bucket',
+  ) as [string, Resource][];
 
 describe('the attachments bucket', () => {
   it('is private, S3-encrypted, aborts abandoned multipart uploads after a day, and is retained like the table', () => {
@@ -49,7 +52,9 @@ describe('the attachments bucket', () => {
 
   it('denies every request without TLS', () => {
     const [[bucketId] = ['']] = bucketOf(main);
-    const policies = Object.values(main.rootResources).filter((resource) => resource.Type === 'AWS::S3::BucketPolicy');
+    const policies = Object.values(main.rootResources).filter(
+      (resource) => resource.Type === 'AWS::S3::BucketPolicy' && resource.Properties.Bucket.Ref === bucketId,
+    );
 
     expect(policies).toHaveLength(1);
     expect(policies[0]?.Properties.Bucket).toEqual({ Ref: bucketId });

@@ -56,7 +56,8 @@ describe('stacks', () => {
   it('keep the shared resources in the root, with one nested stack per area and no function, route or role', () => {
     const types = new Set(Object.values(main.rootResources).map((resource) => resource.Type));
 
-    main.root.resourceCountIs('AWS::CloudFormation::Stack', areas.length);
+    // One more: ConsoleSite, the deploy-time copy of the console build behind the edge distribution.
+    main.root.resourceCountIs('AWS::CloudFormation::Stack', areas.length + 1);
     expect([...main.views.keys()]).toEqual(areas.map((area) => area.id));
     for (const type of ['AWS::Lambda::Function', 'AWS::ApiGatewayV2::Route', 'AWS::ApiGatewayV2::Integration', 'AWS::IAM::Role']) {
       expect(types.has(type), type).toBe(false);
@@ -300,17 +301,22 @@ describe('logs', () => {
 });
 
 describe('function URLs', () => {
-  it('exist for the functionUrl routes only, and only they may be invoked by anyone', () => {
+  it('exist for the functionUrl routes only, take signed requests only (AWS_IAM), and nobody may invoke a function at large', () => {
     const urls = resourcesOfType('AWS::Lambda::Url');
-    const publicTargets = resourcesOfType('AWS::Lambda::Permission')
-      .filter(({ resource }) => resource.Properties.Principal === '*')
-      .map(({ view, resource }) => render(view, resource.Properties.FunctionName));
+    const publicPermissions = [
+      ...resourcesOfType('AWS::Lambda::Permission'),
+      ...Object.values(main.root.findResources('AWS::Lambda::Permission')),
+    ]
+      .map((found) => ('resource' in found ? found.resource : found))
+      .filter((resource) => resource.Properties.Principal === '*');
 
     main.root.resourceCountIs('AWS::Lambda::Url', 0);
     expect(urls.map(({ view, resource }) => render(view, resource.Properties.TargetFunctionArn)).sort()).toEqual(
       streamingRoutes.map((route) => `<${route.id} function>.Arn`).sort(),
     );
-    expect(new Set(publicTargets)).toEqual(new Set(streamingRoutes.map((route) => `<${route.id} function>.Arn`)));
+    // Who may call them instead, CloudFront through origin access control: test/infra/chat-stack/edge.test.ts.
+    expect(urls.map(({ resource }) => resource.Properties.AuthType)).toEqual(urls.map(() => 'AWS_IAM'));
+    expect(publicPermissions).toEqual([]);
   });
 
   it('reserve no concurrency by default, so the app deploys on an account with the smallest quota', () => {
@@ -362,6 +368,9 @@ describe('outputs', () => {
     expect(Object.keys(main.outputs).sort()).toEqual(
       [
         ...Object.keys(rootOutputs()),
+        // The edge distribution's (test/infra/chat-stack/edge.test.ts).
+        'BaseUrl',
+        'DistributionDomainName',
         ...streamingRoutes.map((route) => sseUrlOutputId(route.id, streamingRoutes.length)),
         ...stateMachines.map((machine) => `${machine.id}StateMachineArn`),
       ].sort(),

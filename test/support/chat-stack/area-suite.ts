@@ -333,11 +333,11 @@ export function describeAreaStack(areaId: string): void {
   describe.each(ofArea(streamingRoutes, (route) => areaOfRoute(route.id)))('streaming route $id ($method $path)', (route) => {
     const view = () => viewOf(areaOfRoute(route.id));
 
-    it('has a function URL in RESPONSE_STREAM mode, auth type NONE, with CORS for its method, Authorization and Last-Event-ID', () => {
+    it('has a function URL in RESPONSE_STREAM mode, auth type AWS_IAM (CloudFront signs), with CORS for its method, Authorization and Last-Event-ID', () => {
       const properties = view().resources[urlOfRoute(view(), route.id)]?.Properties as Record<string, unknown>;
 
       expect(properties).toMatchObject({
-        AuthType: 'NONE',
+        AuthType: 'AWS_IAM',
         InvokeMode: 'RESPONSE_STREAM',
         Cors: {
           AllowMethods: [route.method],
@@ -349,23 +349,13 @@ export function describeAreaStack(areaId: string): void {
       expect(properties.Qualifier).toBeUndefined();
     });
 
-    it('may be invoked by anyone through its URL only (the handler verifies the JWT itself)', () => {
+    it('may be invoked by nobody at large: only the edge distribution, through its URL (test/infra/chat-stack/edge.test.ts)', () => {
       const functionId = functionIdIn(view(), route.id);
       const permissions = Object.values(
         view().template.findResources('AWS::Lambda::Permission', { Properties: { FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] } } }),
       ).map((permission) => permission.Properties);
 
-      expect(permissions).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({ Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' }),
-          expect.objectContaining({ Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true }),
-        ]),
-      );
-      expect(
-        permissions.filter(
-          (permission) => permission.Principal === '*' && !permission.FunctionUrlAuthType && !permission.InvokedViaFunctionUrl,
-        ),
-      ).toEqual([]);
+      expect(permissions.filter((permission) => permission.Principal === '*')).toEqual([]);
     });
 
     it("runs up to Lambda's 15 minutes, longer than a stream lasts (SSE_MAX_DURATION_SECONDS)", () => {

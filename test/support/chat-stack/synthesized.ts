@@ -159,7 +159,10 @@ export function rootNamesOf(json: TemplateJson, root: Template): Map<string, str
     names.set(output(`${queue.id}QueueUrl`), `${queue.id} queue`);
     names.set(output(`${queue.id}DeadLetterQueueUrl`), `${queue.id} dead-letter queue`);
   }
-  for (const secretId of secretIds) names.set(output(`${pascalCase(secretId)}SecretArn`), `${secretId} secret`);
+  // A deployment without the edge distribution has no origin-verify secret.
+  for (const secretId of secretIds) {
+    if (outputs[`${pascalCase(secretId)}SecretArn`]) names.set(output(`${pascalCase(secretId)}SecretArn`), `${secretId} secret`);
+  }
   for (const [protocol, name] of [
     ['HTTP', 'HTTP API'],
     ['WEBSOCKET', 'WebSocket API'],
