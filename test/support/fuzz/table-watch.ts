@@ -96,7 +96,7 @@ export class TableWatch {
   /** What the watch cost, for the suite's summary. */
   summary(): string {
     const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    return `${this.scans} table scans in ${seconds(this.scanMs)}, ${this.tail?.reads ?? 0} stream reads in ${seconds(this.streamMs)}`;
+    return `${this.scans} table scans in ${seconds(this.scanMs)}, ${this.tail?.reads ?? 0} stream reads in ${seconds(this.streamMs)}, ${this.state?.size ?? 0} items at the end`;
   }
 
   private async timed<T>(spent: 'scanMs' | 'streamMs', work: () => Promise<T>): Promise<T> {
