@@ -2,7 +2,8 @@
  * Post-deploy smoke test: one pass through what a client does, against a running service (deployed
  * or local), each step timed and bounded by `--timeout`:
  *
- *   CHAT_SMOKE_API_KEY=ck_... npm run smoke -- <HttpApiUrl> --ws-url <WebSocketUrl> --stream-url <SseUrl>
+ *   CHAT_SMOKE_API_KEY=ck_... npm run smoke -- <BaseUrl>
+ *   CHAT_SMOKE_API_KEY=ck_... npm run smoke -- <HttpApiUrl> --ws-url <WebSocketUrl> --stream-url <SseUrl>   (edge: false)
  *   npm run smoke -- http://127.0.0.1:8787 --api-key ck_demo_...
  *
  * Steps: health, project (only without an API key), token, room, message, websocket, ping, message
@@ -13,14 +14,15 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { type Frame, type RoomSocket, tryOpen } from '../lib/room-socket';
 import { SseParser } from '../sdk/sse-parser';
+import { sseStreamUrl } from '../sdk/sse-transport';
 import { webSocketUrl } from '../sdk/websocket-connect';
 
 const usage = `usage: npm run smoke -- <base URL> [options]
-  <base URL>            the HTTP API (HttpApiUrl output) or the local runtime; default CHAT_URL
+  <base URL>            the service (BaseUrl output; HttpApiUrl with edge: false) or the local runtime; default CHAT_URL
   --api-key <key>       API key of the project to test in (env CHAT_SMOKE_API_KEY)
   --operator-key <key>  without an API key: create a throwaway project (env CHAT_OPERATOR_KEY)
-  --ws-url <url>        the WebSocket API (WebSocketUrl output); default <base URL>/ws/rooms/<roomId>
-  --stream-url <url>    the SSE function URL (SseUrl output); default <base URL>
+  --ws-url <url>        legacy (edge: false): the WebSocket API (WebSocketUrl output); default <base URL>/ws/rooms/<roomId>
+  --stream-url <url>    legacy (edge: false): the SSE function URL (SseUrl output); default <base URL>
   --timeout <ms>        limit of each step (default 15000)
   --json                one JSON report on stdout instead of a line per step`;
 
@@ -209,11 +211,13 @@ async function openRoomSocket(context: StepContext, token: string, restMessageId
 
 /** Reads the room's SSE stream from just after `afterId` until the message `wantedId` arrives. */
 async function streamDelivers(context: StepContext, token: string, afterId: number, wantedId: number): Promise<void> {
-  const url = `${streamUrl}/rooms/${encodeURIComponent(roomId)}/stream`;
+  // As the SDK asks for it: the token in the query, which CloudFront's signing to the function URL leaves alone.
+  const streamAt = sseStreamUrl({ sseUrl: streamUrl, roomId }, token);
+  const url = streamAt.replace(/token=[^&]*/, 'token=…');
   const reading = new AbortController();
   try {
-    const response = await fetch(url, {
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'last-event-id': String(afterId) },
+    const response = await fetch(streamAt, {
+      headers: { accept: 'text/event-stream', 'last-event-id': String(afterId) },
       signal: AbortSignal.any([context.signal, reading.signal]),
     }).catch((error: unknown) => {
       throw new Error(`GET ${url} failed: ${failureReason(error)}`);

@@ -1,4 +1,5 @@
 import { ChatError, errorFromBody, toChatError } from './errors.js';
+import type { ClientSettings } from './settings.js';
 import { SseParser } from './sse-parser.js';
 import { type RoomTransport, superseded, type TransportHost } from './transport.js';
 import type { Message } from './types.js';
@@ -9,8 +10,18 @@ const SSE_IDLE_TIMEOUT_MS = 45_000;
 const DEFAULT_SSE_RETRY_MS = 1000;
 
 /**
+ * The room's stream URL, `<base>/rooms/<roomId>/stream?token=<JWT>`. The token rides in the query,
+ * not in `Authorization`: on AWS CloudFront reaches the stream's function URL with Origin Access
+ * Control, which signs the request in the `Authorization` header and so replaces a viewer's bearer
+ * token (and `EventSource` cannot set headers anyway). `sseUrl`, where given, is the legacy base.
+ */
+export function sseStreamUrl(settings: Pick<ClientSettings, 'sseUrl' | 'roomId'>, token: string): string {
+  return `${settings.sseUrl}/rooms/${encodeURIComponent(settings.roomId)}/stream?${new URLSearchParams({ token })}`;
+}
+
+/**
  * The room over `GET /rooms/{roomId}/stream`, read with `fetch` and the SDK's own parser (EventSource
- * can neither send headers nor run in Node). It resumes with `Last-Event-ID`; messages only.
+ * cannot run in Node). It resumes with `Last-Event-ID`; messages only.
  */
 export class SseTransport implements RoomTransport {
   readonly state = 'sse';
@@ -27,9 +38,8 @@ export class SseTransport implements RoomTransport {
     const timer = setTimeout(() => this.abort.abort(), settings.connectTimeoutMs);
     let response: Response;
     try {
-      response = await settings.fetch(`${settings.sseUrl}/rooms/${encodeURIComponent(settings.roomId)}/stream`, {
+      response = await settings.fetch(sseStreamUrl(settings, token), {
         headers: {
-          authorization: `Bearer ${token}`,
           accept: 'text/event-stream',
           'last-event-id': String(log.resumeAfter() ?? 0),
         },

@@ -66,15 +66,21 @@ export type WebSocketConstructor = new (url: string) => WebSocketLike;
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
 export interface RoomClientOptions {
-  /** The HTTP API's base URL, e.g. `http://127.0.0.1:8787`. */
+  /**
+   * The service's one address, e.g. `http://127.0.0.1:8787` locally or the stack's `BaseUrl` output
+   * on AWS (`https://chat.example.com`): REST at `<base>/...`, the WebSocket at
+   * `ws(s)://<host>/ws/rooms/<roomId>`, SSE at `<base>/rooms/<roomId>/stream`.
+   */
   readonly baseUrl: string;
   /**
-   * The WebSocket API's URL on AWS (`wss://<api>/<stage>`); the SDK adds `?roomId=&token=`.
-   * @default `baseUrl` with a `ws(s)` scheme and the local path `/ws/rooms/<roomId>`
+   * Legacy: the WebSocket API's own URL (`wss://<api>/<stage>`) of a deployment without CloudFront
+   * (`edge: false`); the SDK adds `?roomId=&token=`. Leave it out wherever `baseUrl` serves `/ws/...`.
+   * @default `baseUrl` with a `ws(s)` scheme and the path `/ws/rooms/<roomId>`
    */
   readonly wsUrl?: string;
   /**
-   * Base URL of the SSE stream (on AWS the stack's `SseUrl` output, a Lambda function URL).
+   * Legacy: the SSE function URL (the stack's `SseUrl` output) of a deployment without CloudFront
+   * (`edge: false`). Leave it out wherever `baseUrl` serves `/rooms/<roomId>/stream`.
    * @default baseUrl
    */
   readonly sseUrl?: string;

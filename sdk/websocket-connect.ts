@@ -29,8 +29,11 @@ function refusalError(status: number, retryAfter?: number): ChatError {
 }
 
 /**
- * The room's WebSocket URL: the local runtime's `/ws/rooms/<roomId>`, or the AWS `wsUrl` with
- * `roomId` in the query. Exported for the post-deploy smoke test, which must connect as clients do.
+ * The room's WebSocket URL: `baseUrl` with a `ws(s)` scheme and the spec's path `/ws/rooms/<roomId>`
+ * (served by the local gateway and, on AWS, by CloudFront in front of the WebSocket API), or the
+ * legacy `wsUrl` of a deployment without CloudFront (`edge: false`) with `roomId` in the query. The
+ * token rides in the query either way: browsers cannot set headers on a WebSocket. Exported for the
+ * post-deploy smoke test, which must connect as clients do.
  */
 export function webSocketUrl(
   settings: Pick<ClientSettings, 'baseUrl' | 'wsUrl' | 'roomId' | 'cache'>,

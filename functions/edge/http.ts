@@ -5,12 +5,13 @@ import { type AuthenticatedContext, type AuthenticationOptions, authentication }
 import { errorResponse } from '#edge/middlewares/error-response';
 import { readJsonBody } from '#edge/middlewares/json-body';
 import { observability } from '#edge/middlewares/observability';
+import { originGuard, type SourceIpContext } from '#edge/middlewares/origin-guard';
 import { routeGuards } from '#edge/middlewares/route-guards';
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
 import { parsePart, type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
 import type { Principal, UserPrincipal } from '#shared/auth';
 import type * as z from '#shared/schema';
-import { httpRoute } from '#wiring';
+import { behindOriginHeader, httpRoute } from '#wiring';
 
 export { MAX_BODY_BYTES } from '#edge/middlewares/json-body';
 export { parsePart };
@@ -31,6 +32,7 @@ export interface HttpRequest<Body, Query, Params> {
   readonly headers: Readonly<Record<string, string | undefined>>;
   /** The body's bytes as the client sent them (API Gateway base64-encodes binary ones), for routes whose schemas say `rawBody`. */
   readonly rawBody: Buffer;
+  /** The caller's address: the socket's, or behind CloudFront the viewer's (`originGuard`). */
   readonly sourceIp: string;
   readonly traceId: string;
   /** The authenticated caller; throws on routes with `auth: 'none' | 'operator'`. */
@@ -52,12 +54,12 @@ export type HttpHandlerOptions = Pick<AuthenticationOptions, 'operatorKey'>;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-const sourceIpOf = (event: APIGatewayProxyEventV2) => event.requestContext?.http?.sourceIp ?? 'unknown';
+const socketAddressOf = (event: APIGatewayProxyEventV2) => event.requestContext?.http?.sourceIp ?? 'unknown';
 
 /**
  * Builds a route's Lambda handler as a middy pipeline, each step a middleware of
  * `functions/edge/middlewares/`: headers lower-cased, the trace id (echoed in `x-trace-id`), the
- * log context, the error answer, then the auth and lowest role, the feature flag and rate limit its
+ * log context, the error answer, CloudFront's origin header and the caller's address, then the auth and lowest role, the feature flag and rate limit its
  * wiring-table entry names, and zod validation of path, query and body; `run` gets what they found.
  * Handlers stay a schema and one domain call.
  */
@@ -72,19 +74,20 @@ export function httpHandler<
   options: HttpHandlerOptions = {},
 ) {
   const route = httpRoute(routeId);
-  type HttpContext = TraceIdContext & AuthenticatedContext & ValidatedContext<z.infer<B>, z.infer<Q>, z.infer<P>>;
+  type HttpContext = TraceIdContext & SourceIpContext & AuthenticatedContext & ValidatedContext<z.infer<B>, z.infer<Q>, z.infer<P>>;
 
   const pipeline = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, HttpContext>()
     .use(httpHeaderNormalizer())
     .use(traceId({ trustClient: true, echo: true }))
     .use(observability<APIGatewayProxyEventV2, HttpContext>(({ context }) => ({ traceId: context.traceId, route: route.id })))
     .use(errorResponse({ headers: JSON_HEADERS }))
+    .use(originGuard({ behindOriginHeader: behindOriginHeader(route), socketAddress: socketAddressOf }))
     .use(authentication(route, options))
     .use(
-      routeGuards<APIGatewayProxyEventV2, HttpContext>(route, ({ event, context: { principal } }) => ({
+      routeGuards<APIGatewayProxyEventV2, HttpContext>(route, ({ event, context: { principal, sourceIp } }) => ({
         projectId: principal?.projectId,
         userId: principal?.kind === 'user' ? principal.userId : undefined,
-        sourceIp: sourceIpOf(event),
+        sourceIp,
         path: event.rawPath,
       })),
     )
@@ -95,7 +98,7 @@ export function httpHandler<
         ...input,
         headers: event.headers ?? {},
         rawBody: Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8'),
-        sourceIp: sourceIpOf(event),
+        sourceIp: context.sourceIp,
         traceId: context.traceId,
         get caller(): Principal {
           if (!principal) throw new Error(`Route ${route.id} has no authenticated caller`);

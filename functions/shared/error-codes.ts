@@ -94,6 +94,11 @@ export const ERROR_CODES = {
     meaning:
       "A digest unsubscribe link the service did not sign (forged, altered, or signed before the project's signing secret was rotated): nothing changed",
   },
+  direct_access_forbidden: {
+    status: 403,
+    meaning:
+      'A request to the HTTP or WebSocket API that went around the CloudFront distribution (its origin header missing or wrong); use the base URL',
+  },
   project_mismatch: { status: 403, meaning: "`X-Service-Project-Id` names another project than the token's" },
   subject_forbidden: {
     status: 403,

@@ -27,6 +27,14 @@ export const secretFormats = {
   'calls-secret': z
     .string()
     .check(z.minLength(32, 'must be at least 32 characters'), z.maxLength(4096), z.regex(/^\S+$/, 'must be one secret without spaces')),
+  // CloudFront sends it as a header value: printable ASCII, no spaces, long enough not to be guessed.
+  'origin-verify': z
+    .string()
+    .check(
+      z.minLength(32, 'must be at least 32 characters'),
+      z.maxLength(1024),
+      z.regex(/^[!-~]+$/, 'must be printable ASCII without spaces'),
+    ),
 } as const satisfies Record<SecretId, z.ZodMiniType<string>>;
 
 /** Throws, naming the secret, unless `value` has the secret's format. */

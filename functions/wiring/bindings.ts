@@ -71,6 +71,13 @@ export const secretDefinitions = {
     generate: undefined,
     retain: false,
   },
+  'origin-verify': {
+    setting: 'EDGE_ORIGIN_SECRET',
+    summary: 'Value CloudFront sends as x-origin-verify to the APIs (edge: true); requests without it are refused',
+    generate: { length: 48, hexOnly: false },
+    // CloudFront and the functions read it from Secrets Manager each deploy: a new one costs nothing.
+    retain: false,
+  },
 } as const;
 
 /** What an operator-provided secret holds until the operator puts the real value: read as "not set". */

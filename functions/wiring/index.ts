@@ -83,6 +83,24 @@ export function withAuthBindings(route: Pick<HttpRoute, 'auth' | 'bindings'>): r
   return [...new Set([...route.bindings, ...implied])];
 }
 
+/**
+ * The binding of the functions CloudFront reaches with its origin header (`x-origin-verify`, the
+ * `origin-verify` secret's value): every route of the HTTP API and the WebSocket `$connect`.
+ * The SSE function URL is closed by Origin Access Control instead, and `$default` and `$disconnect`
+ * run only for a connection `$connect` let in.
+ */
+export const ORIGIN_VERIFY_BINDING: Binding = 'secret:origin-verify';
+
+/** Whether CloudFront stands in front of this route with its origin header (see {@link ORIGIN_VERIFY_BINDING}). */
+export function behindOriginHeader(route: Pick<HttpRoute, 'transport'> | Pick<WebSocketRoute, 'routeKey'>): boolean {
+  return 'routeKey' in route ? route.routeKey === '$connect' : (route.transport ?? 'httpApi') === 'httpApi';
+}
+
+/** A route's bindings with the origin secret where CloudFront's header reaches it. */
+function withOriginBinding(route: Parameters<typeof behindOriginHeader>[0], bindings: readonly Binding[]): readonly Binding[] {
+  return behindOriginHeader(route) ? [...new Set([...bindings, ORIGIN_VERIFY_BINDING])] : bindings;
+}
+
 /** Every function of an area, whatever invokes it. */
 export function functionsOf(area: Area): FunctionEntry[] {
   const entry = (kind: FunctionEntry['kind'], fn: Omit<FunctionEntry, 'kind' | 'area'>): FunctionEntry => ({
@@ -96,8 +114,8 @@ export function functionsOf(area: Area): FunctionEntry[] {
     summary: fn.summary,
   });
   return [
-    ...(area.httpRoutes ?? []).map((route) => entry('http', { ...route, bindings: withAuthBindings(route) })),
-    ...(area.webSocketRoutes ?? []).map((route) => entry('webSocket', route)),
+    ...(area.httpRoutes ?? []).map((route) => entry('http', { ...route, bindings: withOriginBinding(route, withAuthBindings(route)) })),
+    ...(area.webSocketRoutes ?? []).map((route) => entry('webSocket', { ...route, bindings: withOriginBinding(route, route.bindings) })),
     ...(area.queueConsumers ?? []).map((consumer) => entry('queueConsumer', consumer)),
     ...(area.eventSubscribers ?? []).map((subscriber) => entry('eventSubscriber', subscriber)),
     ...(area.streamConsumers ?? []).map((consumer) => entry('streamConsumer', consumer)),

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { httpRoutes, schedules } from '#wiring';
-import type { LocalStandIns } from '#wiring/bindings';
+import type { LocalStandIns, SecretId } from '#wiring/bindings';
 import { startDemoSession } from './demo-session';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
@@ -144,7 +144,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       },
     });
     running.gateway = gateway;
-    const bindings = bindingValues(standIns, gateway, settings);
+    const bindings = bindingValues(standIns, gateway, settings, secretValues);
     running.webBundlesDir = await writeWebBundles(httpRoutes);
     const env = handlerEnv({
       credentials,
@@ -182,13 +182,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 }
 
 /** What each binding kind's local value is made from (`functions/wiring/bindings.ts`). */
-function bindingValues(standIns: StandIns, gateway: Gateway, settings: LocalStandIns['settings']): LocalStandIns {
+function bindingValues(
+  standIns: StandIns,
+  gateway: Gateway,
+  settings: LocalStandIns['settings'],
+  secretValues: Partial<Record<SecretId, string>>,
+): LocalStandIns {
+  // CloudFront's origin secret is bound only where CloudFront stands in front (AreaStack drops the
+  // binding with `edge: false`): one machine has none, unless EDGE_ORIGIN_SECRET is given to try the check.
+  const { 'origin-verify': _originSecret, ...withoutOriginSecret } = standIns.secrets.arns;
   return {
     tableName: LOCAL_TABLE_NAME,
     queueUrls: standIns.sqs.queueUrls,
     eventTopicArn: standIns.sqs.eventTopicArn,
     stateMachineArns: standIns.stepFunctions.arns,
-    secretArns: standIns.secrets.arns,
+    secretArns: secretValues['origin-verify'] ? standIns.secrets.arns : withoutOriginSecret,
     connectionsEndpoint: gateway.baseUrl,
     settings,
     apiBaseUrl: gateway.baseUrl,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { functionEntries, httpRoutes, queues, stateMachines } from '#wiring';
+import { functionEntries, httpRoutes, queues, stateMachines, webSocketRoutes } from '#wiring';
 import {
   type Binding,
   bindingKinds,
@@ -106,6 +106,24 @@ describe('secret:signing-key', () => {
     // Assess
     expect(tokenRoutes.length).toBeGreaterThan(0);
     expect(bound.sort()).toEqual([...tokenRoutes, ...openersBesideTokenRoutes].sort());
+  });
+});
+
+describe('the origin-verify secret', () => {
+  it('is bound to every function of an HTTP API route and to $connect, and to nothing else (the SSE function URL is closed by OAC)', () => {
+    // Prepare
+    const apiRoutes = httpRoutes.filter((route) => (route.transport ?? 'httpApi') === 'httpApi').map((route) => route.id);
+    const connect = webSocketRoutes.filter((route) => route.routeKey === '$connect').map((route) => route.id);
+
+    // Act
+    const bound = functionEntries.filter((entry) => entry.bindings.includes('secret:origin-verify')).map((entry) => entry.id);
+
+    // Assess
+    expect(apiRoutes.length).toBeGreaterThan(100);
+    expect(connect).toEqual(['WsConnect']);
+    expect(bound.sort()).toEqual([...apiRoutes, ...connect].sort());
+    expect(bound).not.toContain('StreamRoom');
+    expect(bindingVariable('secret:origin-verify')).toBe('ORIGIN_VERIFY_SECRET_ARN');
   });
 });
 

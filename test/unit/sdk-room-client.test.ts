@@ -165,3 +165,79 @@ describe.each([
     expect(client.lastError).toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 1 });
   });
 });
+
+describe('the addresses a room client connects to', () => {
+  /** A client whose every attempt fails at once, so it retries; `getToken` gives `t1`, `t2`, ... */
+  function retryingClient(options: Partial<Parameters<typeof createRoomClient>[0]>) {
+    const sockets: string[] = [];
+    const streams: { readonly url: string; readonly headers: Record<string, string> }[] = [];
+    class RefusedSocket {
+      readonly readyState = 0;
+      private readonly listeners: Record<string, ((event: unknown) => void)[]> = {};
+      constructor(url: string) {
+        sockets.push(url);
+        setTimeout(() => {
+          for (const listener of this.listeners.close ?? []) listener({ code: 1006 });
+        }, 1);
+      }
+      send() {}
+      close() {}
+      addEventListener(type: string, listener: (event: unknown) => void) {
+        this.listeners[type] = [...(this.listeners[type] ?? []), listener];
+      }
+    }
+    let issued = 0;
+    const client = createRoomClient({
+      baseUrl: 'https://chat.example.com/',
+      roomId: 'lobby room',
+      getToken: () => `t${++issued}`,
+      WebSocket: RefusedSocket,
+      backoff: { baseBackoffMs: 5, maxBackoffMs: 10 },
+      fetch: async (input, init) => {
+        if (new URL(input).pathname.endsWith('/stream')) {
+          streams.push({ url: input, headers: { ...(init?.headers as Record<string, string>) } });
+          return json(503, { error: { code: 'internal_error', message: 'Boom' } });
+        }
+        return new URL(input).pathname === '/client/feature-flags' ? targeted() : json(200, { messages: [], hasMore: false });
+      },
+      ...options,
+    });
+    clients.push(client);
+    return { sockets, streams, client };
+  }
+
+  it('derives the WebSocket and the SSE stream from baseUrl alone, each attempt with a token getToken gave it, in the query', async () => {
+    // Prepare
+    const { sockets, streams } = retryingClient({ transports: ['websocket', 'sse'], cache: true });
+
+    // Act
+    await vi.waitFor(() => expect(streams.length).toBeGreaterThanOrEqual(2), { timeout: 5000 });
+    await vi.waitFor(() => expect(sockets.length).toBeGreaterThanOrEqual(2), { timeout: 5000 });
+
+    // Assess
+    const token = (url: string) => new URL(url).searchParams.get('token');
+    expect(sockets[0]).toMatch(/^wss:\/\/chat\.example\.com\/ws\/rooms\/lobby%20room\?token=t\d+&history=20&cache=1$/);
+    expect(new URL(sockets[1] as string).searchParams.get('roomId')).toBeNull();
+    expect(streams[0]?.url).toMatch(/^https:\/\/chat\.example\.com\/rooms\/lobby%20room\/stream\?token=t\d+$/);
+    for (const stream of streams) expect(Object.keys(stream.headers).map((name) => name.toLowerCase())).not.toContain('authorization');
+    expect(streams[0]?.headers['last-event-id']).toBe('0');
+    const tokens = [...sockets, ...streams.map((stream) => stream.url)].map(token);
+    expect(new Set(tokens).size).toBe(tokens.length);
+  });
+
+  it('keeps the legacy wsUrl (room in the query) and sseUrl of a deployment without CloudFront', async () => {
+    // Prepare
+    const { sockets, streams } = retryingClient({
+      transports: ['websocket', 'sse'],
+      wsUrl: 'wss://abc123.execute-api.eu-west-1.amazonaws.com/prod',
+      sseUrl: 'https://xyz.lambda-url.eu-west-1.on.aws/',
+    });
+
+    // Act
+    await vi.waitFor(() => expect(streams.length).toBeGreaterThanOrEqual(1), { timeout: 5000 });
+
+    // Assess
+    expect(sockets[0]).toMatch(/^wss:\/\/abc123\.execute-api\.eu-west-1\.amazonaws\.com\/prod\?roomId=lobby\+room&token=t\d+&history=20$/);
+    expect(streams[0]?.url).toMatch(/^https:\/\/xyz\.lambda-url\.eu-west-1\.on\.aws\/rooms\/lobby%20room\/stream\?token=t\d+$/);
+  });
+});

@@ -16,13 +16,16 @@ export function routeGuards<E, C extends Context>(
   entry: { readonly flag?: FeatureFlag; readonly rateLimit?: RateLimit },
   subject: (request: Request<E, unknown, Error, C>) => GuardSubject,
 ): MiddlewareObj<E, unknown, Error, C> {
+  // A request refused before it got here (around CloudFront: `originGuard`) has no trusted subject to count.
+  const guarded = new WeakSet<C>();
   return {
     before: async (request) => {
+      guarded.add(request.context);
       await enforceRouteGuards(entry, subject(request));
     },
     onError: async (request) => {
       const { error } = request;
-      if (!(error instanceof HttpError) || entry.rateLimit?.counts !== 'refusals') return;
+      if (!(error instanceof HttpError) || entry.rateLimit?.counts !== 'refusals' || !guarded.has(request.context)) return;
       // The refusal stands whatever the count does: a failed count is logged, never answered.
       await countRefusal(entry, subject(request), error.statusCode).catch((failure: unknown) =>
         logger.error('counting a refusal failed', { error: failure as Error }),

@@ -3,15 +3,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { ErrorBody } from '#shared/error-codes';
 import { webSocketRoutes } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { MAX_FRAME_BYTES, type SocketEntry } from '../management-api';
-import { headerRecord, queryRecord } from './http-event';
+import { headerRecord } from './http-event';
 import { refuseOnSocket } from './http-replies';
-import { decodePathParameters } from './http-routing';
 import { mockRouteAnswer } from './mock-routes';
 import { type GatewayState, requestUrl } from './state';
+import { connectQuery } from './websocket-target';
 
 type WebSocketRouteKey = '$connect' | '$disconnect' | '$default';
 
@@ -59,24 +58,6 @@ async function invokeRoute(context: WebSocketContext, routeKey: WebSocketRouteKe
   const route = routeOf(routeKey);
   const event = webSocketEvent(context, routeKey, connectionId, extra);
   return (await context.handlers.invoke(route.handler, route.id, event)) as APIGatewayProxyResultV2;
-}
-
-/**
- * The `$connect` query: the URL's own, plus the channel its path names (`/ws/rooms/<roomId>`,
- * `/ws/user/<userId>`); or the refusal for a path no WebSocket route serves.
- */
-function connectQuery(url: URL): { query: Record<string, string> } | { status: number; error: ErrorBody } {
-  const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(url.pathname);
-  if (!channel && url.pathname !== '/ws') {
-    return { status: 404, error: { code: 'not_found', message: `No WebSocket route for ${url.pathname}` } };
-  }
-  const query = queryRecord(url) ?? {};
-  if (channel) {
-    const decoded = decodePathParameters(['kind', 'id'], channel);
-    if (!decoded) return { status: 400, error: { code: 'invalid_path', message: 'The path has a malformed percent-encoding' } };
-    query[channel[1] === 'rooms' ? 'roomId' : 'userId'] = decoded.id as string;
-  }
-  return { query };
 }
 
 /**
