@@ -105,7 +105,7 @@ afterAll(async () => {
     .join(' ');
   console.log(
     `fuzz seed ${SEED}: ${stats.http} HTTP requests to ${httpRoutes.length} routes, ${stats.handshakes} WebSocket handshakes, ` +
-      `${stats.frames} frames of ${webSocketFrames.length} frame types in ${seconds} s (${watch?.scans ?? 0} table scans); answers ${statuses}`,
+      `${stats.frames} frames of ${webSocketFrames.length} frame types in ${seconds} s (table watch: ${watch?.summary()}); answers ${statuses}`,
   );
   watch?.destroy();
   await runtime?.stop();
@@ -158,6 +158,8 @@ async function expectServiceUp() {
     await socket.close();
   }
   await watch.settle();
+  // The refusal checks read the table's stream; a full scan proves the stream missed nothing.
+  await watch.verify();
   expect(crashes.splice(0).map(String)).toEqual([]);
 }
 

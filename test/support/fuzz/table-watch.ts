@@ -1,8 +1,9 @@
 import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { StreamTail } from './stream-tail';
 
 type Item = Record<string, AttributeValue>;
 
-/** One item added, removed or changed between two scans. */
+/** One item added, removed or changed between two looks at the table. */
 export interface TableChange {
   readonly kind: 'added' | 'removed' | 'changed';
   readonly pk: string;
@@ -29,97 +30,190 @@ export const isRefusalCounter = (change: TableChange) => isRateLimitWindow(chang
 
 const keyOf = (item: Item) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 
-/** Attribute order in a scan is not guaranteed; compare items by a canonical rendering. */
-function canonical(value: unknown): string {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'undefined';
-}
+/** A scan's and a stream record's attribute values alike (the two SDK clients type them apart). */
+type Value = Record<string, unknown>;
+
+const base64 = (bytes: unknown) => Buffer.from(bytes as Uint8Array).toString('base64');
 
 /**
- * Every item of a table, read with a client of the test's own, compared before and after a
+ * Attribute order in a scan or a stream record is not guaranteed, nor the order of a set's
+ * members; compare items by a canonical rendering.
+ */
+function canonicalItem(item: Record<string, unknown>): string {
+  return `{${Object.keys(item)
+    .sort()
+    .map((name) => `${JSON.stringify(name)}:${canonicalValue(item[name] as Value)}`)
+    .join(',')}}`;
+}
+
+function canonicalValue(value: Value): string {
+  // DynamoDB Local writes an empty map as `{}` in stream records (as `lib/local/stream/lambda-records.ts` restores).
+  if (value.M !== undefined || Object.keys(value).length === 0) return `{"M":${canonicalItem((value.M ?? {}) as Value)}}`;
+  if (value.L !== undefined) return `{"L":[${(value.L as Value[]).map(canonicalValue).join(',')}]}`;
+  if (value.B !== undefined) return `{"B":${JSON.stringify(base64(value.B))}}`;
+  if (value.BS !== undefined) return `{"BS":${JSON.stringify((value.BS as unknown[]).map(base64).sort())}}`;
+  if (value.SS !== undefined) return `{"SS":${JSON.stringify([...(value.SS as string[])].sort())}}`;
+  if (value.NS !== undefined) return `{"NS":${JSON.stringify([...(value.NS as string[])].sort())}}`;
+  return JSON.stringify(value);
+}
+
+const splitKey = (key: string) => {
+  const [pk = '', sk = ''] = key.split('\u0000');
+  return { pk, sk };
+};
+
+/**
+ * Every item of a table, followed with clients of the test's own, compared before and after a
  * request: a refused request must leave the table as it was. Only meaningful on a runtime no other
  * suite writes to (the fuzz suite starts its own).
+ *
+ * The table is scanned once; from then on its state is kept up to date from the table's stream,
+ * which DynamoDB Local writes with the write itself (a record is there when the write has answered),
+ * so a check costs one read of what changed, not a scan of everything: a refusal is checked after
+ * nearly every request. The stream's images are compared with the state kept, so a write that
+ * leaves an item as it was is no change, as between two scans. {@link verify} scans again and holds
+ * the state followed against it, so a record the stream reading missed fails the suite.
  */
 export class TableWatch {
   /** Open to tests that set up table state the API cannot reach in time (a rate-limit window ahead). */
   readonly client: DynamoDBClient;
-  private snapshot: Map<string, string> | undefined;
-  /** Full scans made, for the suite's summary. */
-  scans = 0;
+  /** The table as of the last read of the stream, by key. */
+  private state: Map<string, string> | undefined;
+  private tail: StreamTail | undefined;
+  /** The state may lack writes of an accepted request: the next {@link ready} takes them in. */
+  private behind = true;
+  private scans = 0;
+  private scanMs = 0;
+  private streamMs = 0;
 
   constructor(
-    endpoint: string,
+    private readonly endpoint: string,
     private readonly tableName: string,
   ) {
     this.client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   }
 
-  private async scan(): Promise<Map<string, string>> {
-    const items = new Map<string, string>();
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
-      for (const item of page.Items ?? []) items.set(keyOf(item), canonical(item));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    this.scans++;
-    return items;
+  /** What the watch cost, for the suite's summary. */
+  summary(): string {
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    return `${this.scans} table scans in ${seconds(this.scanMs)}, ${this.tail?.reads ?? 0} stream reads in ${seconds(this.streamMs)}, ${this.state?.size ?? 0} items at the end`;
+  }
+
+  private async timed<T>(spent: 'scanMs' | 'streamMs', work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this[spent] += performance.now() - started;
+    }
+  }
+
+  private scan(): Promise<Map<string, string>> {
+    return this.timed('scanMs', async () => {
+      const items = new Map<string, string>();
+      let start: Item | undefined;
+      do {
+        const page = await this.client.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+        for (const item of page.Items ?? []) items.set(keyOf(item), canonicalItem(item));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      this.scans++;
+      return items;
+    });
+  }
+
+  /**
+   * Brings the state up to date with the stream; what changed since the last time. On the first
+   * call the tail opens at the stream's end before the scan, so a write between the two is read
+   * again after it: records applied in order end at the item's latest image either way.
+   */
+  private async follow(): Promise<TableChange[]> {
+    if (!this.tail || !this.state) {
+      this.tail = await this.timed('streamMs', () => StreamTail.open(this.client, this.endpoint, this.tableName));
+      this.state = await this.scan();
+    }
+    const state = this.state;
+    const tail = this.tail;
+    const records = await this.timed('streamMs', () => tail.read());
+    const before = new Map<string, string | undefined>();
+    for (const record of records) {
+      const keys = record.dynamodb?.Keys as Item | undefined;
+      if (!keys) throw new Error(`A stream record without keys: ${JSON.stringify(record)}`);
+      const key = keyOf(keys);
+      if (!before.has(key)) before.set(key, state.get(key));
+      const image = record.dynamodb?.NewImage as Item | undefined;
+      if (record.eventName === 'REMOVE') state.delete(key);
+      else if (image) state.set(key, canonicalItem(image));
+      else throw new Error(`A stream record of ${record.eventName} without its new image: is the stream's view NEW_IMAGE?`);
+    }
+    const changes: TableChange[] = [];
+    for (const [key, old] of before) {
+      const now = state.get(key);
+      if (old === now) continue;
+      changes.push({ kind: old === undefined ? 'added' : now === undefined ? 'removed' : 'changed', ...splitKey(key) });
+    }
+    return changes;
   }
 
   /** Takes the reference state, unless the last check left one that nothing has touched since. */
   async ready(): Promise<void> {
-    this.snapshot ??= await this.scan();
+    if (!this.behind) return;
+    await this.follow();
+    this.behind = false;
   }
 
   /** Forgets the reference state: something (an accepted request) may have written. */
   invalidate(): void {
-    this.snapshot = undefined;
+    this.behind = true;
   }
 
   /**
-   * Waits until two scans 50 ms apart agree (what an accepted request set going, such as a closed
+   * Waits until nothing changes for 50 ms (what an accepted request set going, such as a closed
    * socket's `$disconnect`, has landed) and takes that as the reference state.
    */
   async settle(timeoutMs = 3000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    let previous = await this.scan();
+    await this.follow();
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const next = await this.scan();
-      const same = next.size === previous.size && [...next].every(([key, item]) => previous.get(key) === item);
-      previous = next;
-      if (same || Date.now() > deadline) break;
+      const changed = (await this.follow()).length > 0;
+      if (!changed || Date.now() > deadline) break;
     }
-    this.snapshot = previous;
+    this.behind = false;
   }
 
   /** What changed since {@link ready}; the state now becomes the reference. */
   async changes(): Promise<TableChange[]> {
-    const before = this.snapshot ?? (await this.scan());
-    const after = await this.scan();
-    this.snapshot = after;
-    const split = (key: string) => {
-      const [pk = '', sk = ''] = key.split('\u0000');
-      return { pk, sk };
-    };
-    const changes: TableChange[] = [];
-    for (const [key, item] of after) {
-      const old = before.get(key);
-      if (old === undefined) changes.push({ kind: 'added', ...split(key) });
-      else if (old !== item) changes.push({ kind: 'changed', ...split(key) });
-    }
-    for (const key of before.keys()) if (!after.has(key)) changes.push({ kind: 'removed', ...split(key) });
+    const changes = await this.follow();
+    this.behind = false;
     return changes;
   }
 
+  /**
+   * Scans the whole table and throws, naming the items, where it differs from the state followed
+   * from the stream (a record missed, a shard not read). Call it when the table is quiet (after
+   * {@link settle}); it takes in what the stream holds first, as the reference.
+   */
+  async verify(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      await this.follow();
+      const scanned = await this.scan();
+      // A write between the read and the scan would show as a difference that is none.
+      if ((await this.follow()).length > 0 && attempt < 3) continue;
+      const state = this.state ?? new Map<string, string>();
+      const differences = [...new Set([...scanned.keys(), ...state.keys()])].filter((key) => scanned.get(key) !== state.get(key));
+      this.behind = false;
+      if (differences.length === 0) return;
+      const shown = differences.slice(0, 5).map((key) => {
+        const { pk, sk } = splitKey(key);
+        return `${pk} / ${sk}: scanned ${scanned.get(key) ?? 'nothing'}, followed ${state.get(key) ?? 'nothing'}`;
+      });
+      throw new Error(`The table differs from the state followed from its stream at ${differences.length} items: ${shown.join('; ')}`);
+    }
+  }
+
   destroy(): void {
+    this.tail?.destroy();
     this.client.destroy();
   }
 }
