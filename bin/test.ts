@@ -42,6 +42,9 @@ const ownRuntimeFiles = [
   // Two `npm start` processes on one data directory (a restart): about 50 s. With it here the lanes
   // end within a minute of each other (docs/performance.md, "Test suite time").
   'test/e2e/sdk-restart.test.ts',
+  // Its own `bin/local.ts` process with every consumer on: about 45 s. Here since the fuzz suite follows
+  // the table's stream instead of scanning it (about 100 s less in this lane).
+  'test/e2e/push-delivery.test.ts',
   // Headless Chromium (test/browser/): CPU-heavy, so it waits until unit and infra are done.
   'test/browser/',
 ];
