@@ -29,10 +29,12 @@ function handler(event) {
     } catch (_malformed) {
       return refusal(400, 'Bad Request', 'invalid_path', 'The path has a malformed percent-encoding');
     }
-    // The path names the channel, never the query: every spelling of the key the API would decode
-    // to it goes (CloudFront hands names and values over as the viewer encoded them).
+    // The path names the channel, never the query: every spelling of either channel key the API
+    // would decode goes (CloudFront hands names and values over as the viewer encoded them), so a
+    // user path cannot open a room, nor a room path a user channel.
     Object.keys(request.querystring).forEach((name) => {
-      if (decodedQueryName(name) === key) delete request.querystring[name];
+      const decoded = decodedQueryName(name);
+      if (decoded === 'roomId' || decoded === 'userId') delete request.querystring[name];
     });
     request.querystring[key] = { value: id };
   }

@@ -57,7 +57,7 @@ async function openShop(project: TestProject, options: { blockWebSocket?: boolea
       };
     });
   }
-  if (options.blockStream) await context.route('**/rooms/*/stream', (route) => route.abort('blockedbyclient'));
+  if (options.blockStream) await context.route(/\/rooms\/[^/?]+\/stream(\?|$)/, (route) => route.abort('blockedbyclient'));
   const page = await context.newPage();
   await page.goto(shop.pageUrl({ projectId: project.projectId, scriptQuery: options.scriptQuery }));
   return { context, page };

@@ -62,8 +62,19 @@ describe.skipIf(!installed)(`cfn-lint ${cfnLint.stdout?.trim() ?? ''}`, () => {
   it.each([
     ['dev, defaults', {}],
     [
-      'prod, with reservations and an alarm e-mail',
-      { stage: 'prod', streamReservedConcurrency: 20, aiReservedConcurrency: 5, alarmEmail: 'ops@example.com' },
+      'prod, with reservations, an alarm e-mail, its own domain and WAF',
+      {
+        stage: 'prod',
+        streamReservedConcurrency: 20,
+        aiReservedConcurrency: 5,
+        alarmEmail: 'ops@example.com',
+        // The edge variants (test/infra/chat-stack/edge.test.ts); a CloudFront web ACL needs a us-east-1 stack.
+        region: 'us-east-1',
+        domainName: 'chat.example.com',
+        certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789',
+        hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+        waf: true,
+      },
     ],
   ] as const)(
     'finds no error or warning in any template (%s)',

@@ -235,9 +235,14 @@ const table: { name: string; target: string; expected: Outcome; connect?: { stat
     expected: { query: { userId: 'user_1', token: 't' } },
   },
   {
-    name: "the client's roomId on the user channel is kept, as locally ($connect then opens that room)",
+    name: "the client's roomId on the user channel goes: a user path opens the user channel only",
     target: '/ws/user/user_1?roomId=room_9&token=t',
-    expected: { query: { userId: 'user_1', roomId: 'room_9', token: 't' } },
+    expected: { query: { userId: 'user_1', token: 't' } },
+  },
+  {
+    name: "the client's userId on a room channel goes (%75serId spelled too)",
+    target: '/ws/rooms/room_1?%75serId=user_1&token=t',
+    expected: { query: { roomId: 'room_1', token: 't' } },
   },
   {
     name: 'a token given twice reaches $connect as one comma-joined value',

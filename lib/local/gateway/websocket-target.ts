@@ -17,6 +17,9 @@ export function connectQuery(url: URL): { query: Record<string, string> } | { st
   if (channel) {
     const decoded = decodePathParameters(['kind', 'id'], channel);
     if (!decoded) return { status: 400, error: { code: 'invalid_path', message: 'The path has a malformed percent-encoding' } };
+    // The path alone names the channel: a user path with `?roomId=` must not open that room.
+    delete query.roomId;
+    delete query.userId;
     query[channel[1] === 'rooms' ? 'roomId' : 'userId'] = decoded.id as string;
   }
   return { query };
