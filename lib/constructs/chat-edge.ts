@@ -122,8 +122,10 @@ export class ChatEdge extends Construct {
       '/embed.js': {
         origin: httpOrigin,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-        // The route sends Cache-Control and a strong ETag: CloudFront keeps the script as long as they say.
-        cachePolicy: CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
+        // The route sends Cache-Control and a strong ETag: CloudFront keeps the script as long as they say,
+        // one entry per query: `?projectId=` decides the answer (a project with the widget off gets 403),
+        // so one project's answer must never be served to another.
+        cachePolicy: CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS_QUERY_STRINGS,
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
         compress: true,
       },

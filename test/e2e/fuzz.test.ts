@@ -480,16 +480,21 @@ describe('rate limits of the wiring table', () => {
       const limit = limitOf(route.rateLimit as RateLimit);
       await watch.settle();
 
-      // Act: in parallel batches until refused, at most twice the limit
+      // Act: in parallel batches until refused, at most three times the limit: a flood that crosses a
+      // window's end splits between two windows, and a slow route's (an export under CI load) can
+      // leave each of them at the limit exactly after twice the limit.
       const answers: HttpAnswer[] = [];
-      while (answers.length < 2 * limit && !answers.some((answer) => answer.status === 429)) {
+      while (answers.length < 3 * limit && !answers.some((answer) => answer.status === 429)) {
         answers.push(...(await Promise.all(Array.from({ length: 25 }, () => sendHttp(route, fx, request)))));
       }
       for (const answer of answers) countHttp(answer);
 
       // Assess
       const refused = answers.filter((answer) => answer.status === 429);
-      expect(refused.length, `no 429 after ${answers.length} requests`).toBeGreaterThan(0);
+      const tally = new Map<number, number>();
+      for (const answer of answers) tally.set(answer.status, (tally.get(answer.status) ?? 0) + 1);
+      const statuses = [...tally].map(([status, count]) => `${status}×${count}`).join(' ');
+      expect(refused.length, `no 429 after ${answers.length} requests (${statuses})`).toBeGreaterThan(0);
       for (const answer of refused) {
         expect(answer.body).toMatchObject({ error: { code: 'rate_limited', message: expect.any(String) } });
         expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

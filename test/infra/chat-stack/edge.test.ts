@@ -39,6 +39,7 @@ import {
 /** AWS managed policies, by the ids CloudFront publishes for them. */
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
 const USE_ORIGIN_CACHE_CONTROL_HEADERS = '83da9c7e-98b4-4e11-a168-04f0df8e2c65';
+const USE_ORIGIN_CACHE_CONTROL_HEADERS_QUERY_STRINGS = '4cc15a8a-d715-48a4-82b8-cc0b614638fe';
 const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
 const ALL_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'];
 
@@ -186,10 +187,14 @@ describe('the edge distribution (edge: true, the default)', () => {
     }
   });
 
-  it('caches the embed script by the Cache-Control and ETag its route sends', () => {
+  it('caches the embed script by the Cache-Control and ETag its route sends, per query (the project)', () => {
     const { behaviours, origin } = distributionOf(main);
 
-    expect(behaviours.get('/embed.js')).toMatchObject({ CachePolicyId: USE_ORIGIN_CACHE_CONTROL_HEADERS, AllowedMethods: ['GET', 'HEAD'] });
+    // With the query string in the cache key: ?projectId= decides between the script and a 403.
+    expect(behaviours.get('/embed.js')).toMatchObject({
+      CachePolicyId: USE_ORIGIN_CACHE_CONTROL_HEADERS_QUERY_STRINGS,
+      AllowedMethods: ['GET', 'HEAD'],
+    });
     expect(origin(behaviours.get('/embed.js')).Id).toBe(origin(behaviours.get('default')).Id);
   });
 
