@@ -91,6 +91,9 @@ export function withAuthBindings(route: Pick<HttpRoute, 'auth' | 'bindings'>): r
  */
 export const ORIGIN_VERIFY_BINDING: Binding = 'secret:origin-verify';
 
+/** The header CloudFront adds to every request it sends the HTTP and WebSocket APIs, holding that secret's value. */
+export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+
 /** Whether CloudFront stands in front of this route with its origin header (see {@link ORIGIN_VERIFY_BINDING}). */
 export function behindOriginHeader(route: Pick<HttpRoute, 'transport'> | Pick<WebSocketRoute, 'routeKey'>): boolean {
   return 'routeKey' in route ? route.routeKey === '$connect' : (route.transport ?? 'httpApi') === 'httpApi';

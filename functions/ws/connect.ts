@@ -2,6 +2,7 @@ import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { dropConnection, registerConnection } from '#domain/realtime/connections';
 import type { WelcomeJob } from '#domain/realtime/welcome';
 import { accessRoom } from '#domain/rooms/rooms';
+import { headerValue } from '#edge/headers';
 import { parsePart } from '#edge/middlewares/validation';
 import { wsHandler } from '#edge/ws';
 import { authenticateToken } from '#shared/auth';
@@ -29,7 +30,7 @@ const connectQuery = z.object({
 export const handler = wsHandler('$connect', async (event) => {
   const query = parsePart(connectQuery, event.queryStringParameters ?? {}, 'query');
   if (!query.token) throw new UnauthorizedError('missing_credentials', 'The token query parameter is required');
-  const principal = await authenticateToken(query.token, originOf(event.headers));
+  const principal = await authenticateToken(query.token, headerValue(event.headers, 'origin'));
   const connectionId = event.requestContext.connectionId;
   const base = { projectId: principal.projectId, userId: principal.userId, roles: [...principal.roles], connectionId };
 
@@ -57,12 +58,6 @@ export const handler = wsHandler('$connect', async (event) => {
   });
   return { statusCode: 200 };
 });
-
-/** The upgrade's `Origin`: API Gateway keeps the header names' case as the client sent them (`Origin`). */
-function originOf(headers: Readonly<Record<string, string | undefined>> | undefined): string | undefined {
-  const entry = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'origin');
-  return entry?.[1];
-}
 
 /**
  * A refused upgrade never gets a `$disconnect`, so a connection stored for it is forgotten here,

@@ -25,17 +25,10 @@ import { CloudFrontTarget } from 'aws-cdk-lib/aws-route53-targets';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import type { HttpRoute } from '#wiring';
-import type { Binding } from '#wiring/bindings';
+import { type HttpRoute, ORIGIN_VERIFY_HEADER } from '#wiring';
 import { consoleIndexCode, viewerAddressCode, websocketViewerRequestCode } from '../edge-functions/index.ts';
 import type { ChatConfig } from '../stacks/chat-config.ts';
 import { ChatConsoleSite } from './chat-console-site.ts';
-
-/** The binding of every function behind the APIs (the wiring derives it): the secret CloudFront sends as {@link ORIGIN_VERIFY_HEADER}. */
-export const EDGE_ORIGIN_BINDING = 'secret:origin-verify' satisfies Binding;
-
-/** The header CloudFront adds to every request it sends the APIs; the handlers refuse requests without it (`direct_access_forbidden`). */
-export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 
 /**
  * How long CloudFront waits for the HTTP API's first byte: the AI routes answer within API Gateway's

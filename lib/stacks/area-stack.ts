@@ -5,7 +5,7 @@ import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct, IConstruct } from 'constructs';
-import { type Area, type FunctionEntry, functionsOf } from '#wiring';
+import { type Area, type FunctionEntry, functionsOf, ORIGIN_VERIFY_BINDING } from '#wiring';
 import type { Binding, BoundResources } from '#wiring/bindings';
 import {
   addGatewayAnsweredFrame,
@@ -15,7 +15,6 @@ import {
   streamingRouteTimeout,
 } from '../constructs/chat-apis.ts';
 import { addSqsConsumer, addStreamConsumer } from '../constructs/chat-consumers.ts';
-import { EDGE_ORIGIN_BINDING } from '../constructs/chat-edge.ts';
 import { ChatFunction } from '../constructs/chat-function.ts';
 import { AreaAlarms } from '../constructs/chat-observability.ts';
 import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../constructs/chat-queues.ts';
@@ -220,7 +219,7 @@ export class AreaStack extends NestedStack {
     // Bindings last: every function and state machine of the area exists by now.
     // Without the edge distribution nothing sends the origin header, so no function checks it.
     const deployed = (bindings: readonly Binding[]) =>
-      config.edge ? bindings : bindings.filter((binding) => binding !== EDGE_ORIGIN_BINDING);
+      config.edge ? bindings : bindings.filter((binding) => binding !== ORIGIN_VERIFY_BINDING);
     for (const [functionId, fn] of functions) fn.bind(deployed(entryOf(functionId).bindings), resources, bindingSettings(config));
     this.functions = functions;
 

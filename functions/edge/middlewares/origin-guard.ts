@@ -1,15 +1,14 @@
 import { isIP } from 'node:net';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { headerValue } from '#edge/headers';
 import { constantTimeEqual } from '#shared/auth';
 import { boundIfSet } from '#shared/bindings';
 import { ForbiddenError } from '#shared/errors';
 import { logger } from '#shared/logger';
 import { secretValue } from '#shared/secrets';
-import { ORIGIN_VERIFY_BINDING } from '#wiring';
+import { ORIGIN_VERIFY_BINDING, ORIGIN_VERIFY_HEADER } from '#wiring';
 
-/** The header CloudFront adds to every request it sends to the HTTP and WebSocket APIs. */
-export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 /** The viewer's address, set by CloudFront's viewer-request functions over whatever the client sent. */
 export const VIEWER_ADDRESS_HEADER = 'x-chat-viewer-address';
 
@@ -22,15 +21,9 @@ interface GuardedEvent {
   readonly headers?: Readonly<Record<string, string | undefined>>;
 }
 
-/** A header whatever its case: API Gateway keeps a WebSocket handshake's header names as the client sent them. */
-function headerOf(event: GuardedEvent, name: string): string | undefined {
-  const entry = Object.entries(event.headers ?? {}).find(([candidate]) => candidate.toLowerCase() === name);
-  return entry?.[1];
-}
-
 /** The viewer address header's value when it is one IPv4 or IPv6 address; anything else counts as absent. */
 function viewerAddressOf(event: GuardedEvent): string | undefined {
-  const value = headerOf(event, VIEWER_ADDRESS_HEADER)?.trim();
+  const value = headerValue(event.headers, VIEWER_ADDRESS_HEADER)?.trim();
   return value && isIP(value) ? value.toLowerCase() : undefined;
 }
 
@@ -56,7 +49,7 @@ export function originGuard<E extends GuardedEvent>(options: {
       const expected = await secretValue('origin-verify');
       // Bound but gone (deleted by hand) is a broken deployment: it stays closed, and the log says why.
       if (!expected) logger.error('The origin-verify secret is bound but cannot be read: every request is refused');
-      const given = headerOf(event, ORIGIN_VERIFY_HEADER);
+      const given = headerValue(event.headers, ORIGIN_VERIFY_HEADER);
       if (!expected || !given || !constantTimeEqual(given, expected)) {
         throw new ForbiddenError('This API answers through the service base URL only', 'direct_access_forbidden');
       }

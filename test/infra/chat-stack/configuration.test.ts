@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Area, areas, functionEntries, functionsOf, httpRoutes } from '#wiring';
+import { type Area, areas, functionEntries, functionsOf, httpRoutes, ORIGIN_VERIFY_HEADER } from '#wiring';
 import { type Binding, outboundHosts, secretDefinitions } from '#wiring/bindings';
-import { ORIGIN_VERIFY_HEADER } from '../../../lib/constructs/chat-edge.ts';
 import { callsTheModel } from '../../../lib/stacks/area-stack.ts';
 import { createChatApp } from '../../../lib/stacks/chat-app.ts';
 import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-config.ts';

@@ -1,15 +1,9 @@
 import type { NestedStack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { functionEntries, httpRoutes, webSocketRoutes } from '#wiring';
+import { functionEntries, httpRoutes, ORIGIN_VERIFY_BINDING, ORIGIN_VERIFY_HEADER, webSocketRoutes } from '#wiring';
 import { webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
-import {
-  API_ORIGIN_READ_TIMEOUT,
-  EDGE_ORIGIN_BINDING,
-  ORIGIN_VERIFY_HEADER,
-  streamingPathPattern,
-  WAF_RATE_LIMITED_PREFIXES,
-} from '../../../lib/constructs/chat-edge.ts';
+import { API_ORIGIN_READ_TIMEOUT, streamingPathPattern, WAF_RATE_LIMITED_PREFIXES } from '../../../lib/constructs/chat-edge.ts';
 import { consoleIndexCode, viewerAddressCode, websocketViewerRequestCode } from '../../../lib/edge-functions/index.ts';
 import { PAGE_SECURITY_HEADERS } from '../../../lib/page-security-headers.ts';
 import { createChatApp } from '../../../lib/stacks/chat-app.ts';
@@ -156,7 +150,7 @@ describe('the edge distribution (edge: true, the default)', () => {
         .map((entry) => entry.id)
         .sort(),
     );
-    expect(functionEntries.filter((entry) => entry.bindings.includes(EDGE_ORIGIN_BINDING)).length).toBe(bound.length);
+    expect(functionEntries.filter((entry) => entry.bindings.includes(ORIGIN_VERIFY_BINDING)).length).toBe(bound.length);
   });
 
   it.each(streamingRoutes)('serves $path from its function URL, which only CloudFront may call, signed (OAC)', (route) => {
