@@ -20,7 +20,10 @@ export type WebSocketEvent = APIGatewayProxyWebsocketEventV2 & {
  * which is how a bad token, a non-member or a handshake around CloudFront is turned away. Frames on `$default` go on to
  * `frameRouter` (`#edge/frames`), whose own steps guard and answer each frame.
  */
-export function wsHandler(routeKey: WebSocketRoute['routeKey'], run: (event: WebSocketEvent) => Promise<APIGatewayProxyResultV2>) {
+export function wsHandler(
+  routeKey: WebSocketRoute['routeKey'],
+  run: (event: WebSocketEvent, context: SourceIpContext) => Promise<APIGatewayProxyResultV2>,
+) {
   const route = webSocketRoutes.find((candidate) => candidate.routeKey === routeKey);
   if (!route) throw new Error(`No WebSocket route ${routeKey} in functions/wiring/`);
   const pipeline = middy<WebSocketEvent, APIGatewayProxyResultV2, Error, TraceIdContext & SourceIpContext>()
@@ -34,7 +37,7 @@ export function wsHandler(routeKey: WebSocketRoute['routeKey'], run: (event: Web
     )
     .use(errorResponse())
     .use(originGuard<WebSocketEvent>({ behindOriginHeader: behindOriginHeader(route), socketAddress: socketAddressOf }))
-    .handler((event) => run(event));
+    .handler((event, context) => run(event, context));
   // Lambda invokes it with its plain context; the steps above fill in the fields they add.
   return pipeline as unknown as (event: WebSocketEvent, context: Context) => Promise<APIGatewayProxyResultV2>;
 }

@@ -102,6 +102,12 @@ const configSchema = z.object({
   RATE_LIMIT_CLIENT_EVENTS_PER_SECOND: positiveInt(10),
   /** New WebSocket connections to public rooms per user per minute; unset means unlimited. */
   RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE: z.optional(z.coerce.number().check(z.int(), z.positive())),
+  /**
+   * New Pusher-protocol sockets (`/app/<key>`) per source address per minute. The app key is public
+   * (it sits in every page) and the socket proves nothing until it subscribes, so the address is
+   * all there is to hold.
+   */
+  RATE_LIMIT_PUSHER_CONNECTIONS_PER_IP_PER_MINUTE: positiveInt(120),
   /** Rooms with more connections than this fan out through the realtime queue's parallel workers. */
   REALTIME_FANOUT_QUEUE_THRESHOLD: positiveInt(200),
   /** Connections per fan-out job (one SQS message) above the threshold. */

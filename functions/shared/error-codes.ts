@@ -22,6 +22,10 @@ export const ERROR_CODES = {
     meaning: 'The request (or frame) breaks its schema; `details` name each bad field, e.g. `body.attachments.1`',
   },
   invalid_json: { status: 400, meaning: 'The body (or frame) is not JSON' },
+  unsupported_protocol: {
+    status: 400,
+    meaning: 'A Pusher-protocol socket (`/app/<key>`) asked for a protocol version other than 5-7; the upgrade is refused',
+  },
   room_mismatch: { status: 400, meaning: "A WebSocket `message` frame names another room than the socket's", only: 'websocket' },
   unsupported_frame: {
     status: 400,
@@ -113,6 +117,7 @@ export const ERROR_CODES = {
   export_not_found: { status: 404, meaning: 'A GDPR export download link whose staged export is gone (expired, or the subject erased)' },
   agent_not_found: { status: 404, meaning: 'No such agent in the project' },
   webhook_not_found: { status: 404, meaning: 'No such webhook registration in the project' },
+  pusher_app_not_found: { status: 404, meaning: 'The project has no Pusher app, or no app has the key a Pusher socket names' },
   bridge_not_found: { status: 404, meaning: "No such bridge (in the caller's project; on a platform webhook, anywhere)" },
   delivery_not_found: { status: 404, meaning: 'No such webhook delivery in the project' },
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },

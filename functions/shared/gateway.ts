@@ -3,6 +3,8 @@ import { Agent as HttpsAgent } from 'node:https';
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { quietSdkLogger } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
+import { pusherEventOf } from '#shared/pusher-frames';
+import { parseSubscriptionId, socketOf } from '#shared/pusher-protocol';
 
 /**
  * How frames reach API Gateway's connections. A failure is an error named as the management API
@@ -105,6 +107,16 @@ export const encodeFrame = (frame: unknown): Uint8Array => Buffer.from(typeof fr
  * Gateway no longer knows the connection (410), so the caller deletes it.
  */
 export async function postToConnection(connectionId: string, frame: unknown): Promise<PostOutcome> {
+  const subscription = parseSubscriptionId(connectionId);
+  if (subscription) {
+    const event = pusherEventOf(
+      subscription.channel,
+      frame instanceof Uint8Array ? JSON.parse(Buffer.from(frame).toString('utf8')) : frame,
+    );
+    // A frame the protocol has no counterpart for is delivered by being left out.
+    if (event === undefined) return 'sent';
+    return postToConnection(subscription.connectionId, event);
+  }
   try {
     await connections().post(connectionId, frame instanceof Uint8Array ? frame : encodeFrame(frame));
     return 'sent';
@@ -114,13 +126,49 @@ export async function postToConnection(connectionId: string, frame: unknown): Pr
   }
 }
 
-/** Sends one frame to many connections (see {@link ConnectionsTransport.postMany}). */
-export const postToConnections = (connectionIds: readonly string[], data: Uint8Array): Promise<ManyPostOutcome> =>
-  connections().postMany(connectionIds, data);
+/**
+ * Sends one frame to many connections (see {@link ConnectionsTransport.postMany}). Pusher
+ * subscriptions among them get the frame in the protocol's form, translated once per channel and
+ * posted to their sockets; a gone socket reports each of its subscriptions gone.
+ */
+export async function postToConnections(connectionIds: readonly string[], data: Uint8Array): Promise<ManyPostOutcome> {
+  const native: string[] = [];
+  const byChannel = new Map<string, { socket: string; id: string }[]>();
+  for (const id of connectionIds) {
+    const subscription = parseSubscriptionId(id);
+    if (!subscription) native.push(id);
+    else byChannel.set(subscription.channel, [...(byChannel.get(subscription.channel) ?? []), { socket: subscription.connectionId, id }]);
+  }
+  if (byChannel.size === 0) return connections().postMany(native, data);
+  const frame: unknown = JSON.parse(Buffer.from(data).toString('utf8'));
+  const outcomes = await Promise.all([
+    connections().postMany(native, data),
+    ...[...byChannel].map(async ([channel, subscriptions]): Promise<ManyPostOutcome> => {
+      const event = pusherEventOf(channel, frame);
+      if (event === undefined) return { sent: subscriptions.length, gone: [], failed: [] };
+      const outcome = await connections().postMany(
+        subscriptions.map((subscription) => subscription.socket),
+        encodeFrame(event),
+      );
+      const idOf = new Map(subscriptions.map((subscription) => [subscription.socket, subscription.id]));
+      return {
+        sent: outcome.sent,
+        gone: outcome.gone.map((socket) => idOf.get(socket) as string),
+        failed: outcome.failed.map(({ connectionId, error }) => ({ connectionId: idOf.get(connectionId) as string, error })),
+      };
+    }),
+  ]);
+  return {
+    sent: outcomes.reduce((sum, outcome) => sum + outcome.sent, 0),
+    gone: outcomes.flatMap((outcome) => outcome.gone),
+    failed: outcomes.flatMap((outcome) => outcome.failed),
+  };
+}
 
+/** Closes a connection; for a Pusher subscription, its socket (the protocol has no server-side unsubscribe). */
 export async function closeConnection(connectionId: string): Promise<void> {
   try {
-    await connections().delete(connectionId);
+    await connections().delete(socketOf(connectionId));
   } catch (error) {
     if (!isGone(error)) throw error;
   }

@@ -19,8 +19,10 @@ export const realtime: Area = {
       routeKey: '$connect',
       id: 'WsConnect',
       handler: 'ws/connect.ts',
-      bindings: ['table:read', 'table:write', 'queue:Realtime', 'secret:signing-key'],
-      summary: 'Authenticate the token, check room membership (or user channel ownership), store the connection, queue the welcome frames',
+      // `webhook-key` opens the Pusher app's secret (sealed as bridge and webhook secrets are).
+      bindings: ['table:read', 'table:write', 'queue:Realtime', 'secret:signing-key', 'secret:webhook-key'],
+      summary:
+        'Authenticate the token, check room membership (or user channel ownership), store the connection, queue the welcome frames; or open a Pusher-protocol socket (/app/<key>)',
     },
     {
       routeKey: '$disconnect',
@@ -33,8 +35,9 @@ export const realtime: Area = {
       routeKey: '$default',
       id: 'WsDefault',
       handler: 'ws/default.ts',
-      bindings: messageWriter,
-      summary: 'Client frames, dispatched by type from the frame table',
+      // A Pusher subscription's auth is checked against the app's secret, sealed under `webhook-key`.
+      bindings: [...messageWriter, 'secret:webhook-key'],
+      summary: 'Client frames, dispatched by type from the frame table; Pusher-protocol frames by their event',
     },
   ],
   frames: [

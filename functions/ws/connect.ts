@@ -1,5 +1,7 @@
+import { findPusherAppByKey } from '#domain/pusher/apps';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { dropConnection, registerConnection } from '#domain/realtime/connections';
+import type { PusherWelcomeJob } from '#domain/realtime/pusher-sockets';
 import type { WelcomeJob } from '#domain/realtime/welcome';
 import { accessRoom } from '#domain/rooms/rooms';
 import { headerValue } from '#edge/headers';
@@ -7,8 +9,9 @@ import { parsePart } from '#edge/middlewares/validation';
 import { wsHandler } from '#edge/ws';
 import { authenticateToken } from '#shared/auth';
 import { config } from '#shared/config';
-import { BadRequestError, ForbiddenError, UnauthorizedError } from '#shared/errors';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/errors';
 import { idSchema } from '#shared/ids';
+import { PUSHER_MIN_PROTOCOL_VERSION, PUSHER_PROTOCOL_VERSION } from '#shared/pusher-protocol';
 import { sendRealtimeJobs } from '#shared/queue';
 import * as z from '#shared/schema';
 
@@ -17,6 +20,10 @@ const connectQuery = z.object({
   token: z.optional(z.string()),
   roomId: z.optional(idSchema),
   userId: z.optional(idSchema),
+  /** `/app/<key>`: a Pusher-protocol socket of the project whose app has that key. */
+  pusherKey: z.optional(idSchema),
+  /** pusher-js sends the protocol version it speaks. */
+  protocol: z.optional(z.string().check(z.regex(/^\d{1,3}$/))),
   cache: z.optional(z.enum(['0', '1', 'true', 'false'])),
   history: z.optional(z.pipe(z.string().check(z.regex(/^\d{1,3}$/)), z.transform(Number)).check(z.maximum(100))),
 });
@@ -27,8 +34,13 @@ const connectQuery = z.object({
  * 401, non-members 403, and no upgrade. API Gateway cannot post to the connection until this
  * returns, so the opening frames are queued for the realtime worker.
  */
-export const handler = wsHandler('$connect', async (event) => {
+export const handler = wsHandler('$connect', async (event, context) => {
   const query = parsePart(connectQuery, event.queryStringParameters ?? {}, 'query');
+  if (query.pusherKey !== undefined) {
+    if (query.roomId !== undefined || query.userId !== undefined) throw new BadRequestError('A Pusher socket names no room or user');
+    await openPusherSocket(query.pusherKey, query.protocol, event.requestContext.connectionId, context.sourceIp);
+    return { statusCode: 200 };
+  }
   if (!query.token) throw new UnauthorizedError('missing_credentials', 'The token query parameter is required');
   const principal = await authenticateToken(query.token, headerValue(event.headers, 'origin'));
   const connectionId = event.requestContext.connectionId;
@@ -68,6 +80,34 @@ async function queueWelcome(job: WelcomeJob): Promise<void> {
     await sendRealtimeJobs([job]);
   } catch (error) {
     await dropConnection(job.connection.connectionId);
+    throw error;
+  }
+}
+
+/**
+ * `/app/<key>?protocol=7`: the socket is stored for the app's project with no user (each
+ * subscription proves one) and `pusher:connection_established` is queued. An unknown key or a
+ * protocol this endpoint does not speak refuses the upgrade (pusher-js then retries with back-off,
+ * where an accepted socket closed with 4001 or 4007 would cost a connection each time).
+ */
+async function openPusherSocket(key: string, protocol: string | undefined, connectionId: string, sourceIp: string): Promise<void> {
+  const version = Number(protocol ?? PUSHER_PROTOCOL_VERSION);
+  if (version < PUSHER_MIN_PROTOCOL_VERSION || version > PUSHER_PROTOCOL_VERSION) {
+    throw new BadRequestError(
+      `This endpoint speaks the Pusher protocol ${PUSHER_MIN_PROTOCOL_VERSION} to ${PUSHER_PROTOCOL_VERSION}`,
+      [{ field: 'protocol', message: `must be ${PUSHER_MIN_PROTOCOL_VERSION}-${PUSHER_PROTOCOL_VERSION}` }],
+      'unsupported_protocol',
+    );
+  }
+  const app = await findPusherAppByKey(key);
+  if (!app) throw new NotFoundError('pusher_app_not_found', 'No Pusher app has this key');
+  await consumeRateLimit(app.projectId, 'ws-pusher', [`ip:${sourceIp}`], config.RATE_LIMIT_PUSHER_CONNECTIONS_PER_IP_PER_MINUTE);
+  await registerConnection({ projectId: app.projectId, channel: 'pusher', userId: '', roles: [], connectionId });
+  try {
+    const welcome: PusherWelcomeJob = { kind: 'pusher-welcome', connectionId };
+    await sendRealtimeJobs([welcome]);
+  } catch (error) {
+    await dropConnection(connectionId);
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { messageFields } from '#domain/messages/message-input';
 import { clientEventTargets, relayClientEvent } from '#domain/realtime/client-events';
 import { findConnection } from '#domain/realtime/connections';
 import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#edge/frames';
+import { dispatchPusherFrame } from '#edge/pusher-frames';
 import { wsHandler } from '#edge/ws';
 import type { Connection, ConnectionRef } from '#shared/db/connection';
 import type { ErrorBody } from '#shared/error-codes';
@@ -94,7 +95,10 @@ const clientEvent: FrameHandler<ClientEventFrame, readonly ConnectionRef[]> = {
 
 const dispatch = frameRouter({ message, 'client-*': clientEvent });
 
-/** Client frames, dispatched by type from the frame table; the answer (ack, pong, error) goes back on the socket. */
+/**
+ * Client frames, dispatched by type from the frame table, or by `event` on a Pusher socket; the
+ * answer (ack, pong, error) goes back on the socket.
+ */
 export const handler = wsHandler('$default', async (event) => {
   const connectionId = event.requestContext.connectionId;
   // A frame sent right after the open can beat an eventually consistent read of the new record.
@@ -102,7 +106,7 @@ export const handler = wsHandler('$default', async (event) => {
     (await findConnection(connectionId)) ?? (await findConnection(connectionId, { consistent: true }));
   if (!connection) return { statusCode: 410 };
   const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
-  const answer = await dispatch(connection, raw);
+  const answer = connection.channel === 'pusher' ? await dispatchPusherFrame(connection, raw) : await dispatch(connection, raw);
   if (answer) await postToConnection(connectionId, answer);
   return { statusCode: 200 };
 });

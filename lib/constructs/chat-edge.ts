@@ -99,19 +99,22 @@ export class ChatEdge extends Construct {
       runtime: FunctionRuntime.JS_2_0,
     });
     const websocketRewrite = new EdgeFunction(this, 'WebSocketPaths', {
-      comment: 'Maps /ws/rooms/<roomId> and /ws/user/<userId> onto the WebSocket API stage',
+      comment: 'Maps /ws/rooms/<roomId>, /ws/user/<userId> and /app/<key> onto the WebSocket API stage',
       code: FunctionCode.fromInline(websocketViewerRequestCode(props.webSocketStage.stageName)),
       runtime: FunctionRuntime.JS_2_0,
     });
 
     const httpOrigin = apiOrigin(props.httpApi.apiId, API_ORIGIN_READ_TIMEOUT);
+    const webSocketBehavior: BehaviorOptions = {
+      ...uncached,
+      origin: apiOrigin(props.webSocketStage.api.apiId),
+      allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+      functionAssociations: [{ function: websocketRewrite, eventType: FunctionEventType.VIEWER_REQUEST }],
+    };
     const additionalBehaviors: Record<string, BehaviorOptions> = {
-      '/ws/*': {
-        ...uncached,
-        origin: apiOrigin(props.webSocketStage.api.apiId),
-        allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
-        functionAssociations: [{ function: websocketRewrite, eventType: FunctionEventType.VIEWER_REQUEST }],
-      },
+      '/ws/*': webSocketBehavior,
+      // The Pusher protocol's endpoint, where pusher-js and Laravel Echo connect (`/app/<key>`).
+      '/app/*': webSocketBehavior,
       '/embed.js': {
         origin: httpOrigin,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,

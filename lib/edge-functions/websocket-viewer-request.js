@@ -1,8 +1,8 @@
 // CloudFront Function (runtime cloudfront-js-2.0), viewer request of the `/ws/*` behaviour.
 //
 // API Gateway WebSocket APIs have no path routing: a client connects to the stage's URL and names
-// its channel in the query. This rewrites the spec's paths (`/ws/rooms/<roomId>`,
-// `/ws/user/<userId>`) into that form exactly as the local gateway reads them
+// its channel in the query. This rewrites the service's paths (`/ws/rooms/<roomId>`,
+// `/ws/user/<userId>`, `/app/<key>`) into that form exactly as the local gateway reads them
 // (lib/local/gateway/websocket-target.ts, `connectQuery`) and refuses what it refuses with the same
 // status and error body; test/unit/edge-functions.test.ts runs the two over one table of paths.
 // lib/edge-functions/index.ts puts the stage name in place of the placeholder at synth.
@@ -20,21 +20,23 @@ function handler(event) {
   request.headers['x-chat-viewer-address'] = { value: event.viewer.ip };
   const path = urlPathname(request.uri);
   const channel = /^\/ws\/(rooms|user)\/([^/]+)$/.exec(path);
-  if (!channel && path !== '/ws') return refusal(404, 'Not Found', 'not_found', `No WebSocket route for ${path}`);
-  if (channel) {
-    const key = channel[1] === 'rooms' ? 'roomId' : 'userId';
+  // `/app/<key>`: the Pusher protocol's endpoint (pusher-js and Laravel Echo connect there).
+  const app = channel ? null : /^\/app\/([^/]+)$/.exec(path);
+  if (!channel && !app && path !== '/ws') return refusal(404, 'Not Found', 'not_found', `No WebSocket route for ${path}`);
+  if (channel || app) {
+    const key = channel ? (channel[1] === 'rooms' ? 'roomId' : 'userId') : 'pusherKey';
     let id;
     try {
-      id = encodeURIComponent(decodeURIComponent(channel[2]));
+      id = encodeURIComponent(decodeURIComponent(channel ? channel[2] : app[1]));
     } catch (_malformed) {
       return refusal(400, 'Bad Request', 'invalid_path', 'The path has a malformed percent-encoding');
     }
-    // The path names the channel, never the query: every spelling of either channel key the API
+    // The path names the channel, never the query: every spelling of a channel key the API
     // would decode goes (CloudFront hands names and values over as the viewer encoded them), so a
-    // user path cannot open a room, nor a room path a user channel.
+    // user path cannot open a room, nor a room path a user channel or a Pusher app.
     Object.keys(request.querystring).forEach((name) => {
       const decoded = decodedQueryName(name);
-      if (decoded === 'roomId' || decoded === 'userId') delete request.querystring[name];
+      if (decoded === 'roomId' || decoded === 'userId' || decoded === 'pusherKey') delete request.querystring[name];
     });
     request.querystring[key] = { value: id };
   }

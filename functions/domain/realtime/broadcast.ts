@@ -2,6 +2,7 @@ import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
 import type { ConnectionRef } from '#shared/db/connection';
 import { logger } from '#shared/logger';
+import { socketOf } from '#shared/pusher-protocol';
 import { sendRealtimeJobs } from '#shared/queue';
 import { roomConnections } from './connections';
 import { postFrames } from './fan-out';
@@ -29,7 +30,8 @@ export interface BroadcastResult {
 }
 
 /**
- * Sends a frame to every connection of a room but `excludeConnectionId`. The connection list is
+ * Sends a frame to every connection of a room but `excludeConnectionId` (a connection, a Pusher
+ * subscription, or a Pusher socket with all its subscriptions). The connection list is
  * read once (or given). Small rooms are posted from here with bounded parallelism; rooms past
  * `REALTIME_FANOUT_QUEUE_THRESHOLD` connections are split into batches of
  * `REALTIME_FANOUT_BATCH_SIZE` and queued, so parallel workers post them and this request returns.
@@ -41,7 +43,9 @@ export async function broadcastToRoom(
   options: { excludeConnectionId?: string; refs?: readonly ConnectionRef[] } = {},
 ): Promise<BroadcastResult> {
   const refs = options.refs ?? (await roomConnections(projectId, roomId));
-  const targets = refs.map((ref) => ref.connectionId).filter((id) => id !== options.excludeConnectionId);
+  const exclude = options.excludeConnectionId;
+  // A Pusher socket is excluded with every subscription it holds.
+  const targets = refs.map((ref) => ref.connectionId).filter((id) => id !== exclude && socketOf(id) !== exclude);
   if (targets.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && boundIfSet('queue:Realtime')) {
     const jobs: FanOutJob[] = [];
     for (let start = 0; start < targets.length; start += config.REALTIME_FANOUT_BATCH_SIZE) {

@@ -9,6 +9,7 @@ import {
   deleteConnection,
   deleteConnectionListings,
   putConnection,
+  putSocketRecord,
   findConnection as readConnection,
   removeFromRoomLists,
   repairRoomCounter,
@@ -41,9 +42,12 @@ const connectionCache = new TtlCache<Connection>(config.CACHE_TTL_MS);
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-async function countChange(connection: Connection, delta: 1 | -1): Promise<PresenceChange> {
+/** What a Pusher socket's own record changes: nothing (its subscriptions are connections of their own). */
+const NO_CHANGE: PresenceChange = { joined: false, left: false, occupied: false, vacated: false, online: false, offline: false };
+
+async function countChange(connection: Connection, delta: 1 | -1, userInfo?: Record<string, unknown>): Promise<PresenceChange> {
   const edge = delta > 0 ? 1 : 0;
-  const { user, room, roomUser } = await countConnection(connection, delta);
+  const { user, room, roomUser } = await countConnection(connection, delta, userInfo);
   return {
     joined: delta > 0 && roomUser === edge,
     left: delta < 0 && roomUser === edge,
@@ -86,12 +90,19 @@ export async function healPresence(
  * writes fails, the rest are undone before the error goes on: `$connect` then refuses the upgrade,
  * and no `$disconnect` would ever come to take a half-stored connection out again.
  */
-export async function registerConnection(input: Omit<Connection, 'connectedAt' | 'ttl'>): Promise<PresenceChange> {
+export async function registerConnection(
+  input: Omit<Connection, 'connectedAt' | 'ttl'>,
+  options: { userInfo?: Record<string, unknown> } = {},
+): Promise<PresenceChange> {
   const connection: Connection = { ...input, connectedAt: new Date().toISOString(), ttl: nowSeconds() + CONNECTION_TTL_SECONDS };
+  if (connection.channel === 'pusher') {
+    await putSocketRecord(connection);
+    return NO_CHANGE;
+  }
   const [stored, listed, counted] = await Promise.allSettled([
     putConnection(connection),
     connection.roomId ? addToRoomList(connection.projectId, connection.roomId, connection) : undefined,
-    countChange(connection, 1),
+    countChange(connection, 1, options.userInfo),
   ]);
   if (counted.status === 'fulfilled' && stored.status === 'fulfilled' && listed.status === 'fulfilled') return counted.value;
   const failure = [stored, listed, counted].find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
@@ -134,6 +145,7 @@ export async function dropConnection(
     options.onlyIfPastHandshake ? { connectedBefore: new Date(Date.now() - HANDSHAKE_GRACE_MS).toISOString() } : {},
   );
   if (!connection) return undefined;
+  if (connection.channel === 'pusher') return { connection, change: NO_CHANGE };
   const [, , change] = await Promise.all([
     deleteConnectionListings(connection),
     connection.roomId ? removeFromRoomLists(connection.projectId, [{ ...connection, roomId: connection.roomId }]) : undefined,

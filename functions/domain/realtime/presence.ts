@@ -36,6 +36,7 @@ export async function announceArrival(
   connection: Pick<Connection, 'projectId' | 'roomId' | 'userId' | 'connectionId'>,
   change: PresenceChange,
   refs: readonly ConnectionRef[],
+  options: { userInfo?: Record<string, unknown> } = {},
 ): Promise<void> {
   const work: Promise<unknown>[] = [];
   if (connection.roomId) {
@@ -44,7 +45,9 @@ export async function announceArrival(
     if (subscriptionCount <= config.REALTIME_PRESENCE_MAX_CONNECTIONS) {
       const frames: unknown[] = [];
       if (change.joined) {
-        frames.push({ type: 'member_joined', roomId, userId: connection.userId, subscriptionCount });
+        // `userInfo`: what a Pusher presence subscriber gave as `user_info` (its `member_added` carries it).
+        const userInfo = options.userInfo ? { userInfo: options.userInfo } : {};
+        frames.push({ type: 'member_joined', roomId, userId: connection.userId, subscriptionCount, ...userInfo });
         frames.push({ type: 'presence', roomId, members: membersOf(refs), subscriptionCount });
       }
       frames.push({ type: 'subscription_count', roomId, subscriptionCount });

@@ -2,6 +2,7 @@ import { accessRoom } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal, requireSelfOrAdmin } from '#shared/auth';
 import { putCachedRoomEvent } from '#shared/db/cached-event';
 import { ForbiddenError, HttpError } from '#shared/errors';
+import { connectionIdOf } from '#shared/pusher-protocol';
 import { broadcastToRoom } from './broadcast';
 import { userConnections } from './connections';
 import { closeConnections } from './disconnect';
@@ -19,6 +20,9 @@ export async function publishServerEvent(
 ): Promise<{ sent: string[]; skipped: string[] }> {
   const projectId = principal.projectId;
   const listed = [...new Set(input.roomIds)];
+  // A Pusher client names itself by its socket id (`123.456`), a native one by its connection id.
+  const excludeConnectionId =
+    input.excludeSocketId === undefined ? undefined : (connectionIdOf(input.excludeSocketId) ?? input.excludeSocketId);
   const sent = new Set<string>();
   const skipped = new Set<string>();
   await Promise.all(
@@ -41,10 +45,7 @@ export async function publishServerEvent(
         data: input.data,
         ...(principal.kind === 'user' ? { userId: principal.userId } : {}),
       };
-      await Promise.all([
-        putCachedRoomEvent(projectId, roomId, frame),
-        broadcastToRoom(projectId, roomId, frame, { excludeConnectionId: input.excludeSocketId }),
-      ]);
+      await Promise.all([putCachedRoomEvent(projectId, roomId, frame), broadcastToRoom(projectId, roomId, frame, { excludeConnectionId })]);
       sent.add(roomId);
     }),
   );

@@ -25,7 +25,8 @@ export interface WelcomeJob {
  */
 const HANDSHAKE_RETRY_DELAYS_MS = [20, 40, 80, 160, 320, 640, 1000, 1000];
 
-async function postFirstFrame(connectionId: string, frame: unknown): Promise<boolean> {
+/** Posts a connection's first frame, retrying 410s until the handshake has had time to finish; `false` if it never did. */
+export async function postFirstFrame(connectionId: string, frame: unknown): Promise<boolean> {
   for (const delay of [0, ...HANDSHAKE_RETRY_DELAYS_MS]) {
     if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
     if ((await postToConnection(connectionId, frame)) === 'sent') return true;

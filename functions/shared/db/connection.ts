@@ -1,5 +1,6 @@
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { logger } from '#shared/logger';
+import { parseSubscriptionId } from '#shared/pusher-protocol';
 import * as z from '#shared/schema';
 import { deleteAll, putAll } from './batch';
 import { db, tableName } from './client';
@@ -14,10 +15,14 @@ import { isConditionFailure } from './transact';
  *  - in its room's packed list (`room` only), for fan-out: one Query per frame, see `roomListShardKey`;
  *  - under its user, so a user's connections can be listed and closed, and user-channel frames found.
  * The id-keyed item is the one key not prefixed by a project: it only points back to tenant-scoped ones.
+ *
+ * A Pusher-protocol socket (`channel: pusher`) is stored by its id alone: it has no user until it
+ * subscribes, and each subscription is a `room` connection of its own (`#shared/pusher-protocol`,
+ * `subscriptionId`), keyed beside it so that its close finds them all.
  */
 export const connectionItem = z.object({
   projectId: z.string(),
-  channel: z.enum(['room', 'user']),
+  channel: z.enum(['room', 'user', 'pusher']),
   roomId: z.optional(z.string()),
   userId: z.string(),
   /** The token's roles at connect time; frames on this connection act with them. */
@@ -132,7 +137,29 @@ export const userConnectionKey = (projectId: string, userId: string, connectionI
   pk: userConnectionsPk(projectId, userId),
   sk: `${CONNECTION_SK_PREFIX}${connectionId}`,
 });
-export const connectionLookupKey = (connectionId: string) => ({ pk: `CONN#${connectionId}`, sk: 'CONN' });
+/** A Pusher socket's subscriptions sort under it: `SUB#<channel>` in the socket's partition. */
+export const SUBSCRIPTION_SK_PREFIX = 'SUB#';
+export function connectionLookupKey(connectionId: string) {
+  const subscription = parseSubscriptionId(connectionId);
+  if (subscription) return { pk: `CONN#${subscription.connectionId}`, sk: `${SUBSCRIPTION_SK_PREFIX}${subscription.channel}` };
+  return { pk: `CONN#${connectionId}`, sk: 'CONN' };
+}
+
+/** The subscriptions a Pusher socket holds, as connection ids (`<socket>|<channel>`). */
+export async function socketSubscriptionIds(connectionId: string): Promise<string[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': `CONN#${connectionId}`, ':prefix': SUBSCRIPTION_SK_PREFIX },
+    ProjectionExpression: 'connectionId',
+    ConsistentRead: true,
+  });
+  return items.map((item) => String(item.connectionId));
+}
+
+/** A Pusher socket's own record: its lookup item only, since it has no user or room of its own. */
+export async function putSocketRecord(connection: Connection): Promise<void> {
+  await db.send(new PutCommand({ TableName: tableName, Item: { ...connectionLookupKey(connection.connectionId), ...connection } }));
+}
 
 /**
  * Presence counters, beside the lists they count (sort keys outside `C#`, like `CACHE`, so list
@@ -161,6 +188,20 @@ export async function connectedUserIds(projectId: string, roomId: string): Promi
   });
   return new Set(counters.map((item) => String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length)));
 }
+/** The `user_info` each connected user of a room last subscribed with (Pusher presence channels), by user id. */
+export async function roomMemberInfos(projectId: string, roomId: string): Promise<Map<string, Record<string, unknown>>> {
+  const counters = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :users)',
+    FilterExpression: 'attribute_exists(#info)',
+    ExpressionAttributeNames: { '#info': 'userInfo' },
+    ExpressionAttributeValues: { ':pk': roomConnectionsPk(projectId, roomId), ':users': ROOM_USER_COUNTER_SK_PREFIX },
+    ProjectionExpression: 'sk, #info',
+    ConsistentRead: true,
+  });
+  return new Map(
+    counters.map((item) => [String(item.sk).slice(ROOM_USER_COUNTER_SK_PREFIX.length), item.userInfo as Record<string, unknown>]),
+  );
+}
 export const userCounterKey = (projectId: string, userId: string) => ({ pk: userConnectionsPk(projectId, userId), sk: 'N#ALL' });
 
 /** API Gateway closes connections after 2 h; the items outlive that a little, then TTL removes them. */
@@ -173,6 +214,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * room list entry is {@link addToRoomList}'s.
  */
 export async function putConnection(connection: Connection): Promise<void> {
+  if (connection.channel === 'pusher') throw new Error('A Pusher socket is stored with putSocketRecord');
   const ref: ConnectionRef = {
     connectionId: connection.connectionId,
     userId: connection.userId,
@@ -332,18 +374,28 @@ export async function userConnectionRefs(projectId: string, userId: string): Pro
 }
 
 /** Adds `delta` to a counter; a decrement never goes below zero (a lost `$disconnect` must not make a room look empty twice). */
-async function addToCounter(key: { pk: string; sk: string }, delta: 1 | -1): Promise<number | undefined> {
+async function addToCounter(
+  key: { pk: string; sk: string },
+  delta: 1 | -1,
+  userInfo?: Record<string, unknown>,
+): Promise<number | undefined> {
+  const info = delta > 0 && userInfo !== undefined;
   try {
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: key,
-        UpdateExpression: delta > 0 ? 'ADD #n :delta SET #ttl = :ttl' : 'ADD #n :delta',
+        UpdateExpression: delta > 0 ? `ADD #n :delta SET #ttl = :ttl${info ? ', #info = :info' : ''}` : 'ADD #n :delta',
         ...(delta < 0 ? { ConditionExpression: '#n > :zero' } : {}),
-        ExpressionAttributeNames: { '#n': 'connections', ...(delta > 0 ? { '#ttl': 'ttl' } : {}) },
+        ExpressionAttributeNames: {
+          '#n': 'connections',
+          ...(delta > 0 ? { '#ttl': 'ttl' } : {}),
+          ...(info ? { '#info': 'userInfo' } : {}),
+        },
         ExpressionAttributeValues: {
           ':delta': delta,
           ...(delta > 0 ? { ':ttl': nowSeconds() + CONNECTION_TTL_SECONDS } : { ':zero': 0 }),
+          ...(info ? { ':info': userInfo } : {}),
         },
         ReturnValues: 'UPDATED_NEW',
       }),
@@ -362,15 +414,22 @@ export interface ConnectionCounts {
   readonly roomUser: number | undefined;
 }
 
-/** Counts a connection in (`1`) or out (`-1`) of its user's, its room's and its user-in-room counters, in parallel. */
+/**
+ * Counts a connection in (`1`) or out (`-1`) of its user's, its room's and its user-in-room counters, in parallel.
+ * `userInfo` (a Pusher presence subscriber's `user_info`) is kept on the user-in-room counter,
+ * where a presence snapshot reads it back ({@link roomMemberInfos}) at no extra write.
+ */
 export async function countConnection(
   connection: Pick<Connection, 'projectId' | 'userId' | 'roomId'>,
   delta: 1 | -1,
+  userInfo?: Record<string, unknown>,
 ): Promise<ConnectionCounts> {
   const [user, room, roomUser] = await Promise.all([
     addToCounter(userCounterKey(connection.projectId, connection.userId), delta),
     connection.roomId ? addToCounter(roomCounterKey(connection.projectId, connection.roomId), delta) : undefined,
-    connection.roomId ? addToCounter(roomUserCounterKey(connection.projectId, connection.roomId, connection.userId), delta) : undefined,
+    connection.roomId
+      ? addToCounter(roomUserCounterKey(connection.projectId, connection.roomId, connection.userId), delta, userInfo)
+      : undefined,
   ]);
   return { user, room, roomUser };
 }

@@ -34,7 +34,13 @@ function routeOf(routeKey: WebSocketRouteKey) {
   return route;
 }
 
-function webSocketEvent(context: WebSocketContext, routeKey: WebSocketRouteKey, connectionId: string, extra: Record<string, unknown>) {
+function webSocketEvent(
+  context: WebSocketContext,
+  routeKey: WebSocketRouteKey,
+  connectionId: string,
+  extra: Record<string, unknown>,
+  sourceIp?: string,
+) {
   const eventType = routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE';
   return {
     requestContext: {
@@ -48,20 +54,28 @@ function webSocketEvent(context: WebSocketContext, routeKey: WebSocketRouteKey, 
       connectedAt: context.sockets.get(connectionId)?.connectedAt ?? Date.now(),
       requestTimeEpoch: Date.now(),
       messageDirection: 'IN',
+      // As API Gateway's: every event of a connection carries the address it connected from.
+      identity: { sourceIp: sourceIp ?? context.sockets.get(connectionId)?.sourceIp ?? '' },
     },
     isBase64Encoded: false,
     ...extra,
   };
 }
 
-async function invokeRoute(context: WebSocketContext, routeKey: WebSocketRouteKey, connectionId: string, extra: Record<string, unknown>) {
+async function invokeRoute(
+  context: WebSocketContext,
+  routeKey: WebSocketRouteKey,
+  connectionId: string,
+  extra: Record<string, unknown>,
+  sourceIp?: string,
+) {
   const route = routeOf(routeKey);
-  const event = webSocketEvent(context, routeKey, connectionId, extra);
+  const event = webSocketEvent(context, routeKey, connectionId, extra, sourceIp);
   return (await context.handlers.invoke(route.handler, route.id, event)) as APIGatewayProxyResultV2;
 }
 
 /**
- * `GET /ws/rooms/<roomId>`, `GET /ws/user/<userId>` (or `/ws?roomId=` / `/ws?userId=`, the form
+ * `GET /ws/rooms/<roomId>`, `GET /ws/user/<userId>`, `GET /app/<key>` (Pusher's) (or `/ws?roomId=` / `/ws?userId=`, the form
  * API Gateway's single stage URL takes): `$connect` runs before the upgrade, and a non-2xx
  * answer refuses it. The connection is registered only after the upgrade completes, so, as on
  * API Gateway, posting to it from inside `$connect` fails with 410.
@@ -73,7 +87,13 @@ export async function handleUpgrade(context: WebSocketContext, request: Incoming
   if ('error' in target) return refuseOnSocket(socket, target.status, { error: target.error });
   const connectionId = newConnectionId();
   const headers = headerRecord(request);
-  const result = await invokeRoute(context, '$connect', connectionId, { headers, queryStringParameters: target.query });
+  const result = await invokeRoute(
+    context,
+    '$connect',
+    connectionId,
+    { headers, queryStringParameters: target.query },
+    request.socket.remoteAddress ?? '',
+  );
   const status = typeof result === 'object' && result !== null ? (result.statusCode ?? 200) : 200;
   if (status < 200 || status >= 300) {
     // API Gateway passes the $connect answer's headers (Retry-After on a 429) to the client.
