@@ -104,7 +104,7 @@ describe('the Pusher app', () => {
     expect({ status: oldSigned.status, code: oldSigned.body.error.code }).toEqual({ status: 401, code: 'invalid_pusher_signature' });
   });
 
-  it('stores the three items with the secret never in the clear under the key lookups (sealed where webhook-key is set)', async () => {
+  it('stores the project item and the lookups by key and by app id, each with the same record', async () => {
     // Act
     const items = await Promise.all([
       get(`P#${project.projectId}`, 'PUSHER_APP'),
@@ -112,8 +112,8 @@ describe('the Pusher app', () => {
       get(`PUSHERAPP#${app.appId}`, 'PUSHER_APP'),
     ]);
 
-    // Assess: the shared runtime runs without webhook-key (plaintext, as webhook secrets);
-    // the sealed form is checked on a runtime with the key (test/e2e/pusher-sealed.test.ts).
+    // Assess: the shared runtime runs without webhook-key, so the secret is in plain, as webhook
+    // secrets are there; the sealed form needs a runtime with the key.
     for (const item of items) {
       expect(item).toMatchObject({ projectId: project.projectId, appId: app.appId, key: app.key });
       expect(item?.sealedSecret).toBeDefined();
