@@ -222,6 +222,15 @@ const configSchema = z.object({
   CALLS_TOKEN_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(60), z.maximum(86_400)), 600),
   /** Call tokens a user may be issued per minute. */
   RATE_LIMIT_CALL_TOKENS_PER_MINUTE: positiveInt(10),
+  /** Pusher channel auths (`POST /auth/channel`) a user may be given per minute: pusher-js asks once per subscription. */
+  RATE_LIMIT_CHANNEL_AUTH_PER_MINUTE: positiveInt(120),
+  /**
+   * Refusals of the Pusher trigger API (`/apps/<appId>/events`, `/batch_events`) per minute: 404s
+   * per source address, other 4xx (a bad signature, a malformed request) per address and app. Past
+   * it the address (on that app, but for 404s) gets 429 until the minute ends. Correctly signed
+   * events do not count.
+   */
+  RATE_LIMIT_PUSHER_API_REFUSALS_PER_IP_PER_MINUTE: positiveInt(60),
   /**
    * Where the browser bundles of the wiring table (`browserBundle` of a route: the embed widget)
    * are read from. Unset on AWS, where CDK writes them beside the handler's code; the local runtime

@@ -41,6 +41,16 @@ export const ERROR_CODES = {
     meaning:
       "A bridge's settings do not fit its platform (a field of another platform, a Discord webhook URL that is not one, neither webhook nor bot)",
   },
+  invalid_socket_id: {
+    status: 400,
+    meaning: 'A `socket_id` that is not a Pusher socket id (`<digits>.<digits>`): `/auth/channel` and the Pusher trigger API',
+  },
+  invalid_channel_name: {
+    status: 400,
+    meaning:
+      'A Pusher channel that names no room: channels are `private-room-<roomId>`, `presence-room-<roomId>` and their `-cache-` forms',
+  },
+  invalid_event_data: { status: 400, meaning: 'A Pusher trigger event whose `data` is not a JSON object in a string' },
   webhook_url_not_https: { status: 400, meaning: 'A webhook URL that is not https (plain http only to loopback in local mode)' },
   webhook_url_private: { status: 400, meaning: 'A webhook URL naming a private, loopback, link-local or internal host' },
   push_endpoint_not_https: { status: 400, meaning: 'A web push endpoint that is not https' },
@@ -81,6 +91,11 @@ export const ERROR_CODES = {
     meaning:
       "A bridge webhook whose platform signature (Slack's HMAC, Discord's Ed25519) or Matrix `hs_token` is missing or wrong, or whose signed timestamp is outside the 5-minute window: nothing is written",
   },
+  invalid_pusher_signature: {
+    status: 401,
+    meaning:
+      'A Pusher trigger API request whose `auth_key`, `auth_timestamp` (10 minutes either way), `auth_version`, `body_md5` or `auth_signature` is missing or wrong: nothing is published',
+  },
   quota_exceeded: { status: 402, meaning: "The project's monthly AI quota is used up; it renews on the first of the month (UTC)" },
   forbidden: { status: 403, meaning: "The caller's role is too low for the action" },
   not_a_member: { status: 403, meaning: 'The caller is not a member of the room (private rooms, sockets, room keys)' },
@@ -119,6 +134,10 @@ export const ERROR_CODES = {
   webhook_not_found: { status: 404, meaning: 'No such webhook registration in the project' },
   pusher_app_not_found: { status: 404, meaning: 'The project has no Pusher app, or no app has the key a Pusher socket names' },
   bridge_not_found: { status: 404, meaning: "No such bridge (in the caller's project; on a platform webhook, anywhere)" },
+  pusher_app_not_found: {
+    status: 404,
+    meaning: 'The project has no Pusher app (`GET /admin/pusher-app`), or no app has this id (the trigger API)',
+  },
   delivery_not_found: { status: 404, meaning: 'No such webhook delivery in the project' },
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },
   subscription_not_found: { status: 404, meaning: 'No such web push subscription of the caller' },
@@ -149,6 +168,11 @@ export const ERROR_CODES = {
   watchlist_full: { status: 409, meaning: 'The watchlist holds its maximum number of targets' },
   delivery_not_failed: { status: 409, meaning: 'Only a failed webhook delivery can be replayed' },
   agent_handle_taken: { status: 409, meaning: 'Another agent of the project has this handle' },
+  pusher_app_not_configured: {
+    status: 409,
+    meaning: 'The project has no Pusher app yet: an admin creates one with `POST /admin/pusher-app`',
+  },
+  pusher_app_changed: { status: 409, meaning: 'The Pusher app kept changing during its creation or rotation; try again' },
   e2e_room: { status: 409, meaning: 'AI cannot read an end-to-end encrypted room' },
   human_handoff_active: { status: 409, meaning: 'A human has taken the room over; AI answers resume when the handoff is completed' },
   handoff_active: { status: 409, meaning: 'The room has an active handoff; complete it first' },

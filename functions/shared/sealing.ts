@@ -25,7 +25,7 @@ export interface SealedValue {
 
 /** What a sealed value belongs to: its associated data reads `<purpose>|<projectId>|<recordId>`. */
 export interface SealBinding {
-  readonly purpose: 'webhook-secret' | 'push-key' | 'vapid-private-key' | 'project-signing-secret' | 'bridge-secret';
+  readonly purpose: 'webhook-secret' | 'push-key' | 'vapid-private-key' | 'project-signing-secret' | 'bridge-secret' | 'pusher-secret';
   readonly projectId: string;
   /** The record within the project (a webhook id, `<environment>#<field>`, ...). */
   readonly recordId: string;

@@ -21,6 +21,7 @@ import { notifications } from './notifications.ts';
 import { ops } from './ops.ts';
 import { privacy } from './privacy.ts';
 import { push } from './push.ts';
+import { pusher } from './pusher.ts';
 import { realtime } from './realtime.ts';
 import { rooms } from './rooms.ts';
 import { support } from './support.ts';
@@ -61,6 +62,7 @@ export const areas: readonly Area[] = [
   calls,
   widget,
   bridges,
+  pusher,
 ];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);

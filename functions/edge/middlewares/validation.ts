@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { readJsonBody } from '#edge/middlewares/json-body';
+import { readFormOrJsonBody, readJsonBody } from '#edge/middlewares/json-body';
 import { BadRequestError } from '#shared/errors';
 import type * as z from '#shared/schema';
 
@@ -40,6 +40,8 @@ export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P ext
   readonly body?: B;
   /** The body is bytes (a file upload), not JSON: it is left unread here, for the handler's `rawBody`. */
   readonly rawBody?: true;
+  /** The body may also be form-encoded (`application/x-www-form-urlencoded`), as Pusher clients post theirs. */
+  readonly form?: true;
   readonly query?: Q;
   readonly params?: P;
 }
@@ -63,7 +65,8 @@ export function validation<B extends z.ZodMiniType, Q extends z.ZodMiniType, P e
     before: ({ event, context }) => {
       const params = parsePart(schemas.params, event.pathParameters ?? {}, 'path');
       const query = parsePart(schemas.query, event.queryStringParameters ?? {}, 'query');
-      const body = (schemas.rawBody ? undefined : parsePart(schemas.body, readJsonBody(event), 'body')) as z.infer<B>;
+      const read = schemas.form ? readFormOrJsonBody : readJsonBody;
+      const body = (schemas.rawBody ? undefined : parsePart(schemas.body, read(event), 'body')) as z.infer<B>;
       context.input = { params, query, body };
     },
   };
