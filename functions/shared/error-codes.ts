@@ -132,11 +132,11 @@ export const ERROR_CODES = {
   export_not_found: { status: 404, meaning: 'A GDPR export download link whose staged export is gone (expired, or the subject erased)' },
   agent_not_found: { status: 404, meaning: 'No such agent in the project' },
   webhook_not_found: { status: 404, meaning: 'No such webhook registration in the project' },
-  pusher_app_not_found: { status: 404, meaning: 'The project has no Pusher app, or no app has the key a Pusher socket names' },
   bridge_not_found: { status: 404, meaning: "No such bridge (in the caller's project; on a platform webhook, anywhere)" },
   pusher_app_not_found: {
     status: 404,
-    meaning: 'The project has no Pusher app (`GET /admin/pusher-app`), or no app has this id (the trigger API)',
+    meaning:
+      'The project has no Pusher app (`GET /admin/pusher-app`), no app has this id (the trigger API), or none has the key a Pusher socket (`/app/<key>`) names',
   },
   delivery_not_found: { status: 404, meaning: 'No such webhook delivery in the project' },
   device_not_found: { status: 404, meaning: 'No such push device of the caller' },

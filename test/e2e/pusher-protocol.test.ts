@@ -82,7 +82,9 @@ describe('pusher-js', () => {
 
     // Act
     const second = keep(await connectPusher(app.key, bob.token, withPresenceInfo(bob.token, { name: 'Bob' })));
-    const { data: seenBySecond } = await subscribed(second, `presence-room-${roomId}`);
+    const { data: membersOfSecond } = await subscribed(second, `presence-room-${roomId}`);
+    // pusher-js hands over its live member list, which its disconnect empties.
+    const seenBySecond = { count: membersOfSecond.count, members: { ...membersOfSecond.members } };
     const member = await added;
     const removed = nextEvent(channel, 'pusher:member_removed');
     second.disconnect();
@@ -172,7 +174,7 @@ describe('pusher-js', () => {
     });
 
     // Assess
-    expect(published.status).toBe(200);
+    expect(published.status).toBe(202);
     expect(await wanted).toEqual({ orderId: 7 });
     expect(unwanted).toEqual([]);
   });
