@@ -22,9 +22,15 @@ let local: LocalProcess;
 let call: ReturnType<typeof clientOf>;
 let ai: OpenAiServer;
 let apiKey: string;
+/** The runtime without AI of the last describe: it starts beside this file's own, not after its tests (about 10 s). */
+let plainStarting: Promise<LocalProcess>;
 
 beforeAll(async () => {
   ai = await startOpenAiServer();
+  // The test process carries the shared runtime's settings, AI_BASE_URL among them: cleared here.
+  plainStarting = startLocalProcess({ args: ['--in-memory'], env: { AI_BASE_URL: '' } });
+  // Awaited by its test, which fails if it did not start; not an unhandled rejection meanwhile.
+  plainStarting.catch(() => undefined);
   local = await startLocalProcess({
     args: ['--in-memory'],
     env: {
@@ -53,6 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await local?.stop();
+  await (await plainStarting?.catch(() => undefined))?.stop();
   await ai?.close();
 });
 
@@ -450,8 +457,7 @@ describe('room summaries', () => {
 describe('without AI_BASE_URL', () => {
   it('answers 503 ai_not_configured on every AI route, keeps the agent routes, and stores a mention without answering', async () => {
     // Arrange
-    // The test process carries the shared runtime's settings, AI_BASE_URL among them: cleared here.
-    const plain = await startLocalProcess({ args: ['--in-memory'], env: { AI_BASE_URL: '' } });
+    const plain = await plainStarting;
     try {
       const plainCall = clientOf(plain.baseUrl);
       const token = (await plainCall('/auth/token', { apiKey: plain.apiKey, body: { userId: 'alice' } })).body.token as string;

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll } from 'vitest';
+import { rateLimitWindowKey } from '#shared/db/rate-limit-window';
 import { runtime } from './api';
 
 /**
@@ -44,3 +45,16 @@ export async function roomListEntry(projectId: string, roomId: string, connectio
 export const put = async (item: Record<string, unknown>) => {
   await raw.send(new PutCommand({ TableName: table(), Item: item }));
 };
+
+/**
+ * Sets one rate limiter's counters (its own keys, `functions/shared/db/rate-limit-window.ts`) in the
+ * current window and the next to `count`, so that a test of a limit crosses it with a few real
+ * requests instead of spending the whole budget first. Public routes count in the `_public` space.
+ */
+export async function setRateLimitWindows(space: string, bucket: string, key: string, count: number, windowSeconds = 60) {
+  const current = Math.floor(Date.now() / 1000 / windowSeconds);
+  for (const window of [current, current + 1]) {
+    const itemKey = rateLimitWindowKey(space, bucket, key, window);
+    await put({ ...itemKey, count, ttl: (window + 2) * windowSeconds + 60 });
+  }
+}
