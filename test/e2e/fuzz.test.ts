@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitWindowKey } from '#shared/db/rate-limit-window';
 import { type FrameRoute, type HttpRoute, httpRoutes, type RateLimit, webSocketFrames, webSocketRoutes } from '#wiring';
 import { type LocalRuntime, startLocalRuntime } from '../../lib/local/runtime';
-import { oddPathSegment, oddString, percentEncodeWtf8 } from '../support/fuzz/arbitraries';
+import { malformedJson, oddPathSegment, oddString, oddValue, percentEncodeWtf8 } from '../support/fuzz/arbitraries';
 import { apiVocabulary } from '../support/fuzz/discovery';
 import { createFixtures, type Fixtures, signJwt } from '../support/fuzz/fixtures';
 import { discoverFrame, type FrameCase, frameCases, nextNew, probeType, sendFrame } from '../support/fuzz/frames';
@@ -26,6 +26,7 @@ import {
 import { isRefusalCounter, type TableChange, TableWatch } from '../support/fuzz/table-watch';
 import { repoRoot } from '../support/local-process';
 import { seedNotification } from '../support/notifications';
+import { RawPusherSocket } from '../support/pusher-clients';
 import { connectUser, connectWelcomed, type RoomSocket, tryOpen } from '../support/ws';
 
 /**
@@ -464,6 +465,82 @@ describe('WebSocket frames', () => {
       }, 30_000);
     },
   );
+});
+
+describe('Pusher-protocol sockets (/app/<key>)', () => {
+  /** What a Pusher socket may be answered: the protocol's replies, never a native frame or a server fault. */
+  const ANSWERS = new Set(['pusher:error', 'pusher:pong', 'pusher:subscription_error', 'pusher_internal:subscription_succeeded']);
+  const channels = () =>
+    fc.oneof(
+      fc.constantFrom(`private-room-${fx.quietRoom}`, `presence-room-${fx.quietRoom}`, `private-cache-room-${fx.rooms.foreign}`),
+      fc.constantFrom('private-room-', 'presence-room-a#b', 'private-encrypted-room-x', 'room-x', ''),
+      oddString,
+    );
+  const pusherFrames = () =>
+    fc.oneof(
+      { weight: 1, arbitrary: malformedJson },
+      {
+        weight: 6,
+        arbitrary: fc
+          .record(
+            {
+              event: fc.oneof(
+                fc.constantFrom('pusher:subscribe', 'pusher:unsubscribe', 'pusher:ping', 'pusher:signin', 'client-typing', 'client-'),
+                oddString,
+              ),
+              channel: channels(),
+              data: fc.oneof(
+                fc.record(
+                  {
+                    channel: channels(),
+                    auth: fc.oneof(oddString, fc.constant('key:00')),
+                    channel_data: fc.oneof(oddString, fc.constant('{"user_id":"u"}')),
+                  },
+                  { requiredKeys: [] },
+                ),
+                oddValue(vocabulary),
+              ),
+            },
+            { requiredKeys: ['event'] },
+          )
+          .map((frame) => JSON.stringify(frame)),
+      },
+    );
+
+  it('answers whatever a socket sends with protocol frames, keeps it open, and stays up', async () => {
+    // Prepare
+    const created = await fetch(`${fx.baseUrl}/admin/pusher-app`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': fx.a.apiKey },
+      body: '{}',
+    });
+    expect(created.status).toBe(201);
+    const socket = await RawPusherSocket.open((await created.json()).key, undefined, fx.baseUrl);
+    await socket.socketId();
+
+    // Act
+    await fc.assert(
+      fc.asyncProperty(pusherFrames(), async (text) => {
+        socket.send(text);
+        await socket.settle();
+        stats.frames++;
+        if (crashes.length > 0) throw new Error(`${preview(text)}: uncaught in the runtime: ${crashes.splice(0).map(String).join('; ')}`);
+      }),
+      fcOptions('pusher frames'),
+    );
+    await socket.settle();
+
+    // Assess
+    const unexpected = socket.frames.slice(1).filter((frame) => !ANSWERS.has(frame.event));
+    expect(unexpected).toEqual([]);
+    const faults = socket.frames.filter((frame) => frame.event === 'pusher:error' && frame.data?.code === 4302);
+    expect(faults).toEqual([]);
+    expect(socket.socket.readyState).toBe(socket.socket.OPEN);
+    await socket.close();
+    // The app, the socket and its close wrote to the table: the next test's refusal checks start after them.
+    await watch.settle();
+    await expectServiceUp();
+  }, 120_000);
 });
 
 describe('rate limits of the wiring table', () => {

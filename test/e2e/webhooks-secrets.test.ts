@@ -59,6 +59,9 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
   let storedPush: Record<string, any>[];
   let vapidPublicKey: string;
   let storedBridge: Record<string, any>;
+  let storedPusherApp: Record<string, any>;
+  let pusherApp: { appId: string; key: string; secret: string };
+  let pusherAuth: { auth: string; channel_data: string };
   const bridgeTokens = { hsToken: `hs-${randomBytes(8).toString('hex')}`, asToken: `as-${randomBytes(8).toString('hex')}` };
   const pushKeys = {
     fcmServerKey: `fcm-legacy-${randomBytes(8).toString('hex')}`,
@@ -129,6 +132,10 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
         matrixRoomId: '!sealed:example.org',
       },
     });
+    // The Pusher app's secret is sealed under the same key, bound to the project and the app id;
+    // a channel auth signed with it shows the service opens what it sealed.
+    pusherApp = (await call('/admin/pusher-app', { method: 'POST', apiKey: local.apiKey, body: {} })).body;
+    pusherAuth = (await call('/auth/channel', { token, body: { socket_id: '12.34', channel_name: 'private-room-secrets-room' } })).body;
     exitCode = await local.stop();
     local = undefined;
 
@@ -154,6 +161,14 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
         new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P#demo#BRIDGES' } }),
       );
       storedBridge = bridges.Items?.[0] ?? {};
+      const pusher = await client.send(
+        new QueryCommand({
+          TableName: TABLE,
+          KeyConditionExpression: 'pk = :pk AND sk = :sk',
+          ExpressionAttributeValues: { ':pk': 'P#demo', ':sk': 'PUSHER_APP' },
+        }),
+      );
+      storedPusherApp = pusher.Items?.[0] ?? {};
     } finally {
       client.destroy();
       await dynamo.stop();
@@ -220,6 +235,18 @@ describe('with WEBHOOK_SECRET_ENCRYPTION_KEY as 64 hex characters', () => {
     expect(decrypt(key, storedBridge.secrets.asToken, aadOf('asToken'))).toBe(bridgeTokens.asToken);
     // Copied onto the other field (or another bridge), the value does not open.
     expect(() => decrypt(key, storedBridge.secrets.hsToken, aadOf('asToken'))).toThrow();
+  });
+
+  it("stores the Pusher app's secret sealed, bound to the project and the app id, and signs channel auths with it", () => {
+    // Prepare
+    const aad = `pusher-secret|demo|${pusherApp.appId}`;
+    const signed = `12.34:private-room-secrets-room:${pusherAuth.channel_data}`;
+
+    // Assess
+    expect(JSON.stringify(storedPusherApp)).not.toContain(pusherApp.secret);
+    expect(decrypt(key, storedPusherApp.sealedSecret, aad)).toBe(pusherApp.secret);
+    expect(() => decrypt(key, storedPusherApp.sealedSecret, `pusher-secret|other|${pusherApp.appId}`)).toThrow();
+    expect(pusherAuth.auth).toBe(`${pusherApp.key}:${hmacSha256Hex(pusherApp.secret, signed)}`);
   });
 
   it('uses a fresh IV for each registration', () => {

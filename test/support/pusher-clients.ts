@@ -130,9 +130,13 @@ export class RawPusherSocket {
     });
   }
 
-  /** Opens `/app/<key>` with pusher-js's query; rejects with the refusal's status when the upgrade is refused. */
-  static open(key: string, query = 'protocol=7&client=js&version=8.6.0&flash=false'): Promise<RawPusherSocket> {
-    const url = `${runtime().baseUrl.replace(/^http/, 'ws')}/app/${encodeURIComponent(key)}?${query}`;
+  /** Opens `/app/<key>` with pusher-js's query (on the shared runtime unless told); rejects with the refusal's status when the upgrade is refused. */
+  static open(
+    key: string,
+    query = 'protocol=7&client=js&version=8.6.0&flash=false',
+    baseUrl = runtime().baseUrl,
+  ): Promise<RawPusherSocket> {
+    const url = `${baseUrl.replace(/^http/, 'ws')}/app/${encodeURIComponent(key)}?${query}`;
     const socket = new WebSocket(url);
     return new Promise((resolve, reject) => {
       socket.once('open', () => resolve(new RawPusherSocket(socket)));
