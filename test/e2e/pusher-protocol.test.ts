@@ -1,7 +1,7 @@
 import Echo from 'laravel-echo';
 import Pusher, { type Options } from 'pusher-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, newUser, runtime, uniqueId } from '../support/api';
+import { api, createTestProject, newUser, runtime, uniqueId } from '../support/api';
 import {
   connectPusher,
   createPusherApp,
@@ -197,6 +197,48 @@ describe('pusher-js', () => {
     expect(await toPusher).toEqual({ from: 'native' });
     expect(await fromPusher).toMatchObject({ roomId, event: 'client-nod', data: { from: 'pusher' }, userId: bob.userId });
     await settle(native);
+  });
+});
+
+describe('tenants', () => {
+  it("keeps another project's room of the same id out of a subscriber's channel, and refuses one that exists only there", async () => {
+    // Prepare: the same room id in both projects, and one room only the other project has.
+    const other = await createTestProject('pusher-other');
+    const [mine, theirs] = await Promise.all([newUser(project, 'mine'), newUser(other, 'theirs')]);
+    const shared = uniqueId('room');
+    const onlyTheirs = uniqueId('room');
+    for (const [token, id] of [
+      [mine.token, shared],
+      [theirs.token, shared],
+      [theirs.token, onlyTheirs],
+    ] as const) {
+      expect((await api('/rooms', { token, body: { id, type: 'group' } })).status).toBe(201);
+    }
+    const socket = await RawPusherSocket.open(app.key);
+    raws.push(socket);
+    const socketId = await socket.socketId();
+    const channelData = JSON.stringify({ user_id: mine.userId });
+    const subscribe = (roomId: string) => {
+      const channel = `private-room-${roomId}`;
+      socket.send({
+        event: 'pusher:subscribe',
+        data: { channel, auth: independentChannelAuth(app, socketId, channel, channelData), channel_data: channelData },
+      });
+      return channel;
+    };
+    const own = subscribe(shared);
+    await socket.next((frame) => frame.event === 'pusher_internal:subscription_succeeded' && frame.channel === own);
+
+    // Act
+    const foreign = subscribe(onlyTheirs);
+    const refused = await socket.next((frame) => frame.event === 'pusher:subscription_error');
+    await api('/messages', { token: theirs.token, body: { roomId: shared, content: 'from the other project' } });
+    await api('/messages', { token: mine.token, body: { roomId: shared, content: 'from mine' } });
+    await socket.next((frame) => frame.event === 'message' && frame.data.content === 'from mine');
+
+    // Assess
+    expect(refused).toMatchObject({ channel: foreign, data: { type: 'NotFound', status: 404 } });
+    expect(socket.frames.filter((frame) => frame.event === 'message').map((frame) => frame.data.content)).toEqual(['from mine']);
   });
 });
 

@@ -108,9 +108,10 @@ describe('the edge distribution (edge: true, the default)', () => {
     expect(viewerFunctionCode(main, fallback)).toEqual({ code: viewerAddressCode(), runtime: 'cloudfront-js-2.0' });
   });
 
-  it("maps /ws/* onto the WebSocket API's stage with the path-rewriting function", () => {
+  it.each(['/ws/*', '/app/*'])("maps %s onto the WebSocket API's stage with the path-rewriting function", (pattern) => {
+    // `/app/<key>` is the Pusher protocol's endpoint: pusher-js cannot name the stage's `?pusherKey=` form.
     const { behaviours, origin } = distributionOf(main);
-    const sockets = behaviours.get('/ws/*');
+    const sockets = behaviours.get(pattern);
 
     expect(renderWith(main.rootNames, origin(sockets).DomainName)).toBe('<WebSocket API>.execute-api.<AWS::Region>.<AWS::URLSuffix>');
     expect(sockets).toMatchObject({
@@ -122,6 +123,7 @@ describe('the edge distribution (edge: true, the default)', () => {
       code: websocketViewerRequestCode(webSocketStageName),
       runtime: 'cloudfront-js-2.0',
     });
+    expect(origin(sockets)).toBe(origin(behaviours.get('/ws/*')));
   });
 
   it('adds the origin-verify secret as x-origin-verify to both APIs, and to nothing else', () => {
