@@ -406,6 +406,29 @@ describe('the protocol frame by frame', () => {
     expect(socket.socket.readyState).toBe(socket.socket.OPEN);
   });
 
+  it('holds client events to the native limit per socket (RATE_LIMIT_CLIENT_EVENTS_PER_SECOND, 10): past it pusher:error 4301, the socket stays', async () => {
+    // Prepare
+    const { roomId, users } = await roomOf(1);
+    const socket = await open();
+    const socketId = await socket.socketId();
+    const channel = `private-room-${roomId}`;
+    const channelData = JSON.stringify({ user_id: users[0]?.userId });
+    socket.send({
+      event: 'pusher:subscribe',
+      data: { channel, auth: independentChannelAuth(app, socketId, channel, channelData), channel_data: channelData },
+    });
+    await socket.next((frame) => frame.event === 'pusher_internal:subscription_succeeded');
+
+    // Act: 25 at once, so that however the burst falls across a second's boundary one second holds more than 10.
+    for (let index = 0; index < 25; index++) socket.send({ event: 'client-burst', channel, data: { index } });
+    const refused = await socket.next((frame) => frame.event === 'pusher:error' && frame.data.code === 4301);
+    await socket.settle();
+
+    // Assess
+    expect(refused).toMatchObject({ channel, data: { code: 4301, message: expect.stringContaining('rate limit') } });
+    expect(socket.socket.readyState).toBe(socket.socket.OPEN);
+  });
+
   it('answers a cache channel with pusher:cache_miss, then with the last server event', async () => {
     // Prepare
     const { roomId, users } = await roomOf(1);
