@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createTestProject, newGroupRoom, newUser, runtime } from '../support/api';
 import { launchBrowser } from '../support/browser';
-import { createPusherApp, type PusherAppCredentials } from '../support/pusher-clients';
+import { createPusherApp, type PusherAppKeys } from '../support/pusher';
 
 /**
  * pusher-js's browser build (dist/web, as a site loads it from a CDN), unchanged, in headless
@@ -16,7 +16,7 @@ import { createPusherApp, type PusherAppCredentials } from '../support/pusher-cl
 const pusherBrowserBuild = createRequire(import.meta.url).resolve('pusher-js/dist/web/pusher.min.js');
 
 let browser: Browser;
-let app: PusherAppCredentials;
+let app: PusherAppKeys;
 let alice: { userId: string; token: string };
 let bob: { userId: string; token: string };
 let roomId: string;
@@ -105,7 +105,7 @@ async function seenBy(page: Page, channel: string, event: string): Promise<any> 
 
 beforeAll(async () => {
   const project = await createTestProject('pusher-browser');
-  app = await createPusherApp(project);
+  app = await createPusherApp(project.apiKey);
   [alice, bob] = await Promise.all([newUser(project, 'alice'), newUser(project, 'bob')]);
   roomId = `room-${alice.userId}`;
   const created = await api('/rooms', { token: alice.token, body: { id: roomId, type: 'group', members: [bob.userId] } });

@@ -26,7 +26,7 @@ import {
 import { isRefusalCounter, type TableChange, TableWatch } from '../support/fuzz/table-watch';
 import { repoRoot } from '../support/local-process';
 import { seedNotification } from '../support/notifications';
-import { RawPusherSocket } from '../support/pusher-clients';
+import { RawPusherSocket } from '../support/pusher';
 import { connectUser, connectWelcomed, type RoomSocket, tryOpen } from '../support/ws';
 
 /**

@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import Pusher from 'pusher';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, runtime, uniqueId } from '../support/api';
+import { pusherSignedQuery } from '../support/pusher';
 import { get } from '../support/raw-table';
 import { projectBeforeAll, realtimeHelpers, settle } from '../support/realtime-suite';
 
@@ -40,27 +41,9 @@ function pusherSocketIdOf(connectionId: string): string {
   return `${digits.slice(0, half)}.${digits.slice(half)}`;
 }
 
-/** A trigger request signed here, with `change` applied to the query before it is signed or after. */
-function signedTrigger(
-  given: App,
-  path: string,
-  body: string,
-  options: { timestamp?: number; md5?: string; tamper?: boolean; key?: string } = {},
-) {
-  const params: Record<string, string> = {
-    auth_key: options.key ?? given.key,
-    auth_timestamp: String(options.timestamp ?? Math.floor(Date.now() / 1000)),
-    auth_version: '1.0',
-    body_md5: options.md5 ?? createHash('md5').update(body).digest('hex'),
-  };
-  const query = Object.keys(params)
-    .sort()
-    .map((name) => `${name}=${params[name]}`)
-    .join('&');
-  let signature = hmacHex(given.secret, `POST\n${path}\n${query}`);
-  if (options.tamper) signature = `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`;
-  return api(`${path}?${query}&auth_signature=${signature}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
-}
+/** A trigger request signed here (`test/support/pusher.ts`), tampered with as `options` say. */
+const signedTrigger = (given: App, path: string, body: string, options: Parameters<typeof pusherSignedQuery>[3] = {}) =>
+  api(`${path}?${pusherSignedQuery(given, path, body, options)}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
 
 /** A room of the project with a member's welcomed socket on it. */
 async function watchedRoom() {

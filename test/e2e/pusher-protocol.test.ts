@@ -7,12 +7,12 @@ import {
   createPusherApp,
   independentChannelAuth,
   nextEvent,
-  type PusherAppCredentials,
+  type PusherAppKeys,
   pusherOptions,
   RawPusherSocket,
   record,
   subscribed,
-} from '../support/pusher-clients';
+} from '../support/pusher';
 import { realtimeSuite, settle } from '../support/realtime-suite';
 
 /**
@@ -22,12 +22,12 @@ import { realtimeSuite, settle } from '../support/realtime-suite';
  */
 
 const { project, join } = realtimeSuite('pusher-protocol');
-let app: PusherAppCredentials;
+let app: PusherAppKeys;
 const clients: { disconnect(): void }[] = [];
 const raws: RawPusherSocket[] = [];
 
 beforeAll(async () => {
-  app = await createPusherApp(project);
+  app = await createPusherApp(project.apiKey);
 });
 
 afterEach(async () => {
@@ -216,21 +216,16 @@ describe('tenants', () => {
     }
     const socket = await RawPusherSocket.open(app.key);
     raws.push(socket);
-    const socketId = await socket.socketId();
-    const channelData = JSON.stringify({ user_id: mine.userId });
-    const subscribe = (roomId: string) => {
+    const subscribe = async (roomId: string) => {
       const channel = `private-room-${roomId}`;
-      socket.send({
-        event: 'pusher:subscribe',
-        data: { channel, auth: independentChannelAuth(app, socketId, channel, channelData), channel_data: channelData },
-      });
+      await socket.subscribeSigned(app, channel, mine.userId);
       return channel;
     };
-    const own = subscribe(shared);
+    const own = await subscribe(shared);
     await socket.next((frame) => frame.event === 'pusher_internal:subscription_succeeded' && frame.channel === own);
 
     // Act
-    const foreign = subscribe(onlyTheirs);
+    const foreign = await subscribe(onlyTheirs);
     const refused = await socket.next((frame) => frame.event === 'pusher:subscription_error');
     await api('/messages', { token: theirs.token, body: { roomId: shared, content: 'from the other project' } });
     await api('/messages', { token: mine.token, body: { roomId: shared, content: 'from mine' } });
@@ -316,14 +311,10 @@ describe('the protocol frame by frame', () => {
     const socket = await open();
     const socketId = await socket.socketId();
     const channel = `private-room-${roomId}`;
-    const channelData = JSON.stringify({ user_id: users[0]?.userId });
 
     // Act
     socket.send({ event: 'pusher:ping', data: {} });
-    socket.send({
-      event: 'pusher:subscribe',
-      data: { channel, auth: independentChannelAuth(app, socketId, channel, channelData), channel_data: channelData },
-    });
+    await socket.subscribeSigned(app, channel, users[0]?.userId as string);
     const succeeded = await socket.next((frame) => frame.event === 'pusher_internal:subscription_succeeded');
 
     // Assess
@@ -410,13 +401,8 @@ describe('the protocol frame by frame', () => {
     // Prepare
     const { roomId, users } = await roomOf(1);
     const socket = await open();
-    const socketId = await socket.socketId();
     const channel = `private-room-${roomId}`;
-    const channelData = JSON.stringify({ user_id: users[0]?.userId });
-    socket.send({
-      event: 'pusher:subscribe',
-      data: { channel, auth: independentChannelAuth(app, socketId, channel, channelData), channel_data: channelData },
-    });
+    await socket.subscribeSigned(app, channel, users[0]?.userId as string);
     await socket.next((frame) => frame.event === 'pusher_internal:subscription_succeeded');
 
     // Act: 25 at once, so that however the burst falls across a second's boundary one second holds more than 10.
@@ -433,12 +419,7 @@ describe('the protocol frame by frame', () => {
     // Prepare
     const { roomId, users } = await roomOf(1);
     const channel = `private-cache-room-${roomId}`;
-    const channelData = JSON.stringify({ user_id: users[0]?.userId });
-    const subscribe = async (socket: RawPusherSocket) =>
-      socket.send({
-        event: 'pusher:subscribe',
-        data: { channel, auth: independentChannelAuth(app, await socket.socketId(), channel, channelData), channel_data: channelData },
-      });
+    const subscribe = (socket: RawPusherSocket) => socket.subscribeSigned(app, channel, users[0]?.userId as string);
     const first = await open();
     await subscribe(first);
     const miss = await first.next((frame) => frame.event === 'pusher:cache_miss');
