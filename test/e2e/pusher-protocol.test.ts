@@ -397,6 +397,27 @@ describe('the protocol frame by frame', () => {
     expect(socket.socket.readyState).toBe(socket.socket.OPEN);
   });
 
+  it("never echoes a client event to its socket, not even on the room's other channel it holds", async () => {
+    // Prepare: one socket on both channels of a room, another user's socket on the private one.
+    const { roomId, users } = await roomOf(2);
+    const [sender, receiver] = [await open(), await open()];
+    const [alice, bob] = users.map((user) => user.userId) as [string, string];
+    await sender.subscribeSigned(app, `private-room-${roomId}`, alice);
+    await sender.subscribeSigned(app, `presence-room-${roomId}`, alice);
+    await receiver.subscribeSigned(app, `private-room-${roomId}`, bob);
+    await sender.next(() => sender.frames.filter((frame) => frame.event === 'pusher_internal:subscription_succeeded').length === 2);
+    await receiver.next((frame) => frame.event === 'pusher_internal:subscription_succeeded');
+
+    // Act
+    sender.send({ event: 'client-wave', channel: `private-room-${roomId}`, data: { hi: 1 } });
+    await receiver.next((frame) => frame.event === 'client-wave');
+    receiver.send({ event: 'client-back', channel: `private-room-${roomId}`, data: {} });
+    await sender.next((frame) => frame.event === 'client-back');
+
+    // Assess
+    expect(sender.frames.filter((frame) => frame.event === 'client-wave')).toEqual([]);
+  });
+
   it('holds client events to the native limit per socket (RATE_LIMIT_CLIENT_EVENTS_PER_SECOND, 10): past it pusher:error 4301, the socket stays', async () => {
     // Prepare
     const { roomId, users } = await roomOf(1);

@@ -1,4 +1,5 @@
 import type { Connection, ConnectionRef } from '#shared/db/connection';
+import { socketOf } from '#shared/pusher-protocol';
 import { broadcastToRoom } from './broadcast';
 import { roomConnections } from './connections';
 import { publishRealtimeEvents } from './room-events';
@@ -29,7 +30,8 @@ export async function relayClientEvent(
       connection.projectId,
       roomId,
       { type: 'event', roomId, event, data, userId: connection.userId, socketId: connection.connectionId },
-      { excludeConnectionId: connection.connectionId, refs },
+      // A Pusher subscription's socket may hold the room's other channel too: the whole socket is the sender.
+      { excludeConnectionId: socketOf(connection.connectionId), refs },
     ),
     publishRealtimeEvents(connection.projectId, [{ type: 'client_event', payload: { roomId, event, data } }]),
   ]);
