@@ -17,12 +17,12 @@ import type { Workload } from './receivers';
 export const COST_WARMUP = 3;
 
 /**
- * After the receivers left: waits until the gateway holds no connection, no handler is running,
+ * After the receivers left: waits until the gateway holds no connection (or no more than `connections`, those of another leg still open), no handler is running,
  * and neither a management call nor a DynamoDB request (`activity`, a running count) happened for
  * a while, so the `$disconnect` work and the departures' presence frames do not spill into
  * whatever runs next (or into the runtime's stop, where they fail).
  */
-export async function waitForSilence(runtime: LocalRuntime, activity: () => number, maxMs: number): Promise<boolean> {
+export async function waitForSilence(runtime: LocalRuntime, activity: () => number, maxMs: number, connections = 0): Promise<boolean> {
   const started = performance.now();
   const seen = () => runtime.gateway.managementStats().posts + activity();
   let last = seen();
@@ -35,7 +35,7 @@ export async function waitForSilence(runtime: LocalRuntime, activity: () => numb
       lastChange = performance.now();
     }
     // Handlers still running (a burst of `$disconnect`s waiting on DynamoDB Local) are not silence.
-    if (runtime.gateway.connectionCount() === 0 && runtime.stats().lambda.running === 0 && performance.now() - lastChange >= 750)
+    if (runtime.gateway.connectionCount() <= connections && runtime.stats().lambda.running === 0 && performance.now() - lastChange >= 750)
       return true;
   }
   return false;

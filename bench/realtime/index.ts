@@ -6,6 +6,8 @@
  *   - a plain `ws` broadcast server: the physical limit,
  *   - Soketi driven by pusher-js, an off-the-shelf Pusher server (opt-in: `BENCH_SOKETI=1`),
  *   - the service's local runtime: persisted messages and `client-*` events,
+ *   - the same runtime over the Pusher protocol (pusher-js at `/app/<key>`), at N = 100 right after
+ *     the native series there, so Pusher ÷ native compares two protocols of one server in one run,
  *
  * plus the AWS work per frame on the service. Every target gets its own receivers child process
  * (bench/realtime/receivers.ts) holding the sender and the receivers, so client CPU is never
@@ -34,7 +36,11 @@ import { startPlainWsServer, startSoketi } from './servers';
 import { ensureSoketiInstalled } from './soketi-install';
 
 /** Seconds each target may spend before its searches stop taking steps. */
-const BUDGET: Record<TargetKind, number> = { plain: 65, soketi: 65, service: 170 };
+const BUDGET: Record<TargetKind, number> = { plain: 65, soketi: 65, service: 170, pusher: 75 };
+/** The room size at which the service is measured over the Pusher protocol beside its native one. */
+const PUSHER_RECEIVERS = 100;
+/** Pusher ÷ native at PUSHER_RECEIVERS: deliveries/s at least this, p99 at most its inverse. */
+const PUSHER_RATIO = 0.9;
 /** Room sizes at which the service's AWS work per frame is counted, and frames per workload there. */
 const COST = { receivers: [10, 100], frames: 20 };
 /** Room size at which the service's database share of a frame is measured: the p99 goal of 1 × Soketi. */
@@ -67,11 +73,77 @@ async function soketiTarget(sizes: readonly number[], log: Context['log']) {
   }
 }
 
-async function serviceTarget({ service, log }: Context, sizes: readonly number[], notes: string[]) {
+/**
+ * The service over the Pusher protocol in a room of its own: pusher-js clients on
+ * `private-room-<roomId>`, the same users as the native receivers, each authorized by
+ * `POST /auth/channel` with its own token (at connect, outside the measured windows).
+ */
+async function pusherTarget(
+  { service, log }: Context,
+  project: { apiKey: string },
+  senderToken: string,
+  receiverTokens: readonly string[],
+  serverCpuMs: () => number | null,
+  n: number,
+  cost: CostRow[],
+  nextProbeId: () => number,
+) {
+  const { runtime, api } = service;
+  const { dynamo, sqs, sns } = service.clients;
+  const app = (await api.expect(201, '/admin/pusher-app', { apiKey: project.apiKey, body: {} })).body as { key: string };
+  const roomId = uniqueId('rt-pusher-room');
+  await api.expect(201, '/rooms', { token: senderToken, body: { id: roomId, type: 'public', members: [] } });
+  const { hostname, port } = new URL(runtime.baseUrl);
+  const wsBase = runtime.baseUrl.replace(/^http/, 'ws');
+  return measureTarget(
+    {
+      target: 'pusher',
+      label: 'Service over Pusher protocol',
+      software: `the same local runtime at \`/app/<key>\` (Pusher protocol 7); clients: pusher-js ${versionOf('pusher-js')}, one user per receiver, private channel of a public room, each subscription authorized by \`POST /auth/channel\` with the user's token; persisted messages sent on a native socket of the room by the sender's user, received as the Pusher event \`message\``,
+      workloads: ['message', 'client'],
+      budgetSeconds: BUDGET.pusher,
+      config: {
+        kind: 'pusher',
+        host: hostname,
+        port: Number(port),
+        appKey: app.key,
+        channel: `private-room-${roomId}`,
+        authUrl: `${runtime.baseUrl}/auth/channel`,
+        senderToken,
+        receiverTokens,
+        messageSenderUrl: `${wsBase}/ws/rooms/${encodeURIComponent(roomId)}?token=${senderToken}&history=0`,
+      },
+      serverCpuMs,
+      // The same count as the native leg's at this N: where the two protocols' frames differ in work.
+      afterSize: async (receivers) => {
+        await recording({ dynamo, sqs, sns }, async (recorder) => {
+          for (const workload of ['message', 'client'] as const) {
+            const row = await measureCost(runtime, recorder, receivers, n, workload, COST.frames, nextProbeId);
+            cost.push(row);
+            log(
+              `    pusher cost ${workload} N=${n}: DynamoDB ${row.dynamo.requestsMedian} requests (${Object.entries(row.dynamo.byCommand)
+                .map(([command, count]) => `${command} ${count}`)
+                .join(
+                  ', ',
+                )}); Lambda ${row.lambdaInvocations} (${round(row.lambdaGbSeconds * 1000, 2)} GB-ms); PostToConnection ${row.postToConnection}`,
+            );
+          }
+        }).catch((error: unknown) => log(`    pusher cost failed: ${error instanceof Error ? error.message : String(error)}`));
+      },
+    },
+    [n],
+    log,
+  );
+}
+
+async function serviceTarget(context: Context, sizes: readonly number[], notes: string[]) {
+  const { service, log } = context;
   const { runtime, api } = service;
   const { dynamo, sqs, sns } = service.clients;
   const cost: { rows: CostRow[]; error?: string } = { rows: [] };
   let floor: DatabaseFloor | undefined;
+  let pusher: TargetResult | undefined;
+  const pusherCost: CostRow[] = [];
   runtime.startConsumers();
   const project = await createProject(api, 'bench realtime');
   const senderToken = await project.token('rt-sender');
@@ -87,6 +159,7 @@ async function serviceTarget({ service, log }: Context, sizes: readonly number[]
   }
   log(`  service: project, public room and ${receiverTokens.length + 1} user tokens in ${round(performance.now() - tokensStarted, 0)} ms`);
   const javaPid = childPid('java');
+  const serverCpuMs = () => ownCpuMs() + (processCpuMs(javaPid) ?? 0);
   let probeId = 1_000_000;
   const result = await measureTarget(
     {
@@ -96,7 +169,36 @@ async function serviceTarget({ service, log }: Context, sizes: readonly number[]
       workloads: ['message', 'client'],
       budgetSeconds: BUDGET.service,
       config: { kind: 'service', wsBase: runtime.baseUrl.replace(/^http/, 'ws'), roomId, senderToken, receiverTokens },
-      serverCpuMs: () => ownCpuMs() + (processCpuMs(javaPid) ?? 0),
+      serverCpuMs,
+      beside: async (n) => {
+        if (n !== PUSHER_RECEIVERS) return;
+        log(`  -- pusher (the service over the Pusher protocol, N = ${n}, beside the native series)`);
+        // The native leg's sockets, which stay open beside it.
+        const nativeSockets = runtime.gateway.connectionCount();
+        try {
+          pusher = await pusherTarget(
+            context,
+            project,
+            senderToken,
+            receiverTokens.slice(0, n),
+            serverCpuMs,
+            n,
+            pusherCost,
+            () => probeId++,
+          );
+          // Its sockets' \`$disconnect\` work must not fall into the native leg's cost and floor at this N.
+          const silent = await recording(
+            { dynamo, sqs },
+            (drain) => waitForSilence(runtime, () => drain.dynamo.length + drain.sqs.length, 30_000, nativeSockets),
+            { capacity: false },
+          );
+          if (!silent) notes.push('The service was still busy with the Pusher receivers’ departures 30 s after they closed.');
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          log(`  pusher: failed to start: ${message}`);
+          pusher = { target: 'pusher', label: 'pusher', software: '', workloads: [], connect: [], series: [], error: message, seconds: 0 };
+        }
+      },
       afterSize: async (receivers, n) => {
         if (n === FLOOR_RECEIVERS) {
           floor = await databaseFloor(project.projectId, roomId, fixedRateFor(n));
@@ -128,7 +230,7 @@ async function serviceTarget({ service, log }: Context, sizes: readonly number[]
   );
   if (!silent) notes.push('The service was still busy with the receivers’ departures 30 s after they closed.');
   if (cost.rows.length === 0 && !cost.error) cost.error = result.error ?? 'no cost was counted';
-  return { result, cost, floor };
+  return { result, cost, floor, pusher, pusherCost };
 }
 
 async function measure(context: Context) {
@@ -140,6 +242,8 @@ async function measure(context: Context) {
   const targets: TargetResult[] = [];
   let cost: { rows: CostRow[]; error?: string } = { rows: [], error: 'the service leg did not start' };
   let floor: DatabaseFloor | undefined;
+  let pusher: TargetResult | undefined;
+  let pusherCost: CostRow[] = [];
   const guard = async (target: TargetKind, work: () => Promise<TargetResult>) => {
     log(`  -- ${target}`);
     try {
@@ -157,8 +261,12 @@ async function measure(context: Context) {
     const outcome = await serviceTarget(context, sizes, notes);
     cost = outcome.cost;
     floor = outcome.floor;
+    pusher = outcome.pusher;
+    pusherCost = outcome.pusherCost;
     return outcome.result;
   });
+  if (pusher) targets.push(pusher);
+  else log(`  -- pusher: not run (N = ${PUSHER_RECEIVERS} is not among the room sizes, or the service leg stopped before it)`);
   for (const target of targets) {
     for (const step of target.connect.filter((c) => c.missed.length > 0)) {
       notes.push(
@@ -199,6 +307,8 @@ async function measure(context: Context) {
     budgetSeconds: BUDGET,
     targets,
     cost,
+    /** The AWS work per frame of the Pusher leg, counted as the native leg's at the same N. */
+    pusherCost,
     floor,
     notes,
   };
@@ -259,6 +369,7 @@ function goals(result: Realtime): Goal[] {
       },
     ];
   });
+  goals.push(...pusherGoals(result));
   for (const workload of ['message', 'client'] as const) {
     const rows = result.cost.rows.filter((row) => row.workload === workload).sort((a, b) => a.receivers - b.receivers);
     const [first, last] = [rows[0], rows.at(-1)];
@@ -286,6 +397,45 @@ function goals(result: Realtime): Goal[] {
   return goals;
 }
 
+/** The service over the Pusher protocol ÷ over its native one at N = 100, per workload: deliveries/s and p99. */
+function pusherGoals(result: Realtime): Goal[] {
+  const n = PUSHER_RECEIVERS;
+  const ran = result.targets.some((t) => t.target === 'pusher');
+  const skipped = `not run: N = ${n} is not among the room sizes (\`BENCH_RECEIVERS\`)`;
+  const p99Limit = Number((1 / PUSHER_RATIO).toPrecision(3));
+  return (['client', 'message'] as const).flatMap((workload) => {
+    const pusher = find(result, 'pusher', workload, n);
+    const native = find(result, 'service', workload, n);
+    const [pusherMax, nativeMax] = [maxDeliveries(pusher), maxDeliveries(native)];
+    const throughputRatio = pusherMax !== null && nativeMax ? pusherMax / nativeMax : null;
+    const [pusherP99, nativeP99] = [pusher?.fixed.latencyMs.p99, native?.fixed.latencyMs.p99];
+    const p99Ratio = pusherP99 !== undefined && nativeP99 ? pusherP99 / nativeP99 : null;
+    const floors = [pusher, native].some((s) => s?.search.failedAt === null)
+      ? `; ${[pusher?.search.failedAt === null ? 'Pusher' : '', native?.search.failedAt === null ? 'native' : ''].filter(Boolean).join(' and ')} never failed, so a floor`
+      : '';
+    return [
+      {
+        id: `realtime.pusher.${workload}.deliveries.n${n}`,
+        name: `${frameName(workload)} deliveries/s at N = ${n}, service over Pusher protocol ÷ over its native protocol (highest rate with p99 ≤ ${P99_BOUND_MS} ms, all delivered)`,
+        target: `≥ ${PUSHER_RATIO} ×`,
+        measured: !ran
+          ? skipped
+          : throughputRatio === null
+            ? `n/a (Pusher ${pusherMax ?? 'none'}, native ${nativeMax ?? 'none'})`
+            : `${Number(throughputRatio.toPrecision(2))} × (${pusherMax} vs ${nativeMax} /s${floors})`,
+        pass: ran ? throughputRatio !== null && throughputRatio >= PUSHER_RATIO : null,
+      },
+      {
+        id: `realtime.pusher.${workload}.p99.n${n}`,
+        name: `${frameName(workload)} p99 at N = ${n} and the fixed rate, service over Pusher protocol ÷ over its native protocol`,
+        target: `≤ ${p99Limit} × (native ÷ Pusher ≥ ${PUSHER_RATIO})`,
+        measured: !ran ? skipped : p99Ratio === null ? 'n/a' : `${Number(p99Ratio.toPrecision(3))} × (${pusherP99} vs ${nativeP99} ms)`,
+        pass: ran ? p99Ratio !== null && p99Ratio <= p99Limit && pusher?.fixed.deliveredShare === 1 : null,
+      },
+    ];
+  });
+}
+
 /** CPU milliseconds the server under test spent per delivery in the window at its highest passing rate. */
 function cpuPerDelivery(result: Realtime, target: TargetKind, n: number) {
   const window = find(result, target, 'client', n)?.search.atMax;
@@ -304,6 +454,21 @@ function misses(missed: readonly Goal[], result: Realtime): string[] {
           ? ` At their highest passing rates the service spent ${fmt(service, 2)} ms of CPU per delivery against Soketi's ${fmt(soketi, 3)} ms (${fmt(service / soketi, 0)} ×).`
           : '';
       return `- **${goal.name}** (${goal.measured}): every delivery is one \`PostToConnection\`, because that is the only way API Gateway lets a Lambda reach a socket (locally handed straight to the gateway's socket, \`LOCAL_CONNECTIONS_TRANSPORT=direct\`), after the frame's own \`$default\` work (its rate-limit window and the Query of the room's connections); Soketi writes to its own sockets in C++.${cpu} On one machine that CPU caps the rate. On AWS the posts of rooms past \`REALTIME_FANOUT_QUEUE_THRESHOLD\` run in parallel realtime-worker invocations, so no single process carries them; the local figure is a lower bound on what a deployment does, not a measure of it.`;
+    }
+    if (goal.id.startsWith('realtime.pusher.')) {
+      const workload = goal.id.split('.')[2] as Workload;
+      const of = (rows: readonly CostRow[]) => rows.find((r) => r.workload === workload && r.receivers === PUSHER_RECEIVERS);
+      const [pusher, native] = [of(result.pusherCost), of(result.cost.rows)];
+      const handlerMs = (row: CostRow) => fmt((row.lambdaGbSeconds * 1000 * 1024) / defaultMemorySizeMb, 1);
+      const work =
+        pusher && native
+          ? ` Per frame the Pusher path made ${fmt(pusher.dynamo.requestsMedian, 0)} DynamoDB requests against the native path's ${fmt(native.dynamo.requestsMedian, 0)}, and its handlers ran ${handlerMs(pusher)} ms against ${handlerMs(native)} ms.`
+          : '';
+      const why =
+        workload === 'client'
+          ? " A Pusher `client-*` event reads its socket, then its subscription (`findSubscription`, a consistent GetItem), then takes the rate limit, then reads the room's connections, one after another; the native frame router reads the socket and then takes the rate limit and the connection list side by side."
+          : '';
+      return `- **${goal.name}** (${goal.measured}):${work}${why} The two legs run one after the other on a shared machine, so a change of load between them moves the ratio too (the "Other CPU %" column).`;
     }
     if (goal.id.endsWith('.dynamoFlat')) {
       return `- **${goal.name}** (${goal.measured}): a frame's requests or write units changed with the room's size; each frame should make one read of the room's connection list (one Query of its shards, whatever their number) and the same writes.`;
@@ -388,6 +553,43 @@ function ratioTable(result: Realtime): string {
   );
 }
 
+/** The Pusher leg beside the native one at N = 100: the figures side by side and the work per frame of each. */
+function pusherSection(result: Realtime): string {
+  const n = PUSHER_RECEIVERS;
+  const target = result.targets.find((t) => t.target === 'pusher');
+  if (!target) return `### Pusher protocol ÷ native protocol, N = ${n}\n\nNot run: N = ${n} is not among the room sizes.\n`;
+  const body = (['client', 'message'] as const).flatMap((workload) =>
+    (['service', 'pusher'] as const).map((kind) => {
+      const series = find(result, kind, workload, n);
+      const costRow = (kind === 'pusher' ? result.pusherCost : result.cost.rows).find((r) => r.workload === workload && r.receivers === n);
+      const best = series?.search.atMax;
+      return [
+        frameName(workload),
+        kind === 'pusher' ? 'Pusher (pusher-js)' : 'native (ws)',
+        best
+          ? `${fmt(maxDeliveries(series), 0)}${series?.search.failedAt === null ? ' (floor)' : ` (< ${fmt((series?.search.failedAt ?? 0) * n, 0)})`}`
+          : 'none',
+        series ? `${fmt(series.fixed.latencyMs.p50, 1)} / ${fmt(series.fixed.latencyMs.p99, 1)}` : 'n/a',
+        series ? fmt(series.fixed.serverCpuPercent, 0) : 'n/a',
+        best ? `${fmt(best.serverCpuPercent, 0)} / ${fmt(best.receiversCpuPercent, 0)} (${best.receiversElu.toFixed(2)})` : 'n/a',
+        costRow
+          ? `${fmt(costRow.dynamo.requestsMedian, 0)}: ${Object.entries(costRow.dynamo.byCommand)
+              .map(([command, count]) => `${command} ${fmt(count, 2)}`)
+              .join(', ')}`
+          : 'n/a',
+        costRow ? `${fmt(costRow.lambdaInvocations, 2)} / ${fmt((costRow.lambdaGbSeconds * 1000 * 1024) / defaultMemorySizeMb, 1)}` : 'n/a',
+        costRow ? fmt(costRow.postToConnection, 2) : 'n/a',
+      ];
+    }),
+  );
+  return `### Pusher protocol ÷ native protocol, N = ${n}
+
+The service's own two protocols, one server: right after the native series at N = ${n}, a second receivers child connects ${n} pusher-js clients (the same users) to \`/app/<key>\` of the same runtime, in a room of their own, and the same windows and search run over them (the native receivers stay connected and idle meanwhile). Each subscription's auth comes from \`POST /auth/channel\` with the receiver's own token, at connect, outside the measured windows. A \`client-*\` event is \`channel.trigger("client-bench", data)\` from a pusher-js sender; a persisted message has no Pusher frame, so the sender's user posts it on a native socket of the room and the receivers get the Pusher event \`message\`. So each frame of the Pusher leg reaches one socket more than the native leg's (the sender's other socket), about 1 % of the posts. The work per frame is counted as in "AWS work per frame" below, ${COST.frames} frames one at a time; "handler ms" is the handlers' summed wall time per frame. Both legs share the machine's cores with their clients, and pusher-js clients take more CPU per delivery than bare \`ws\` ones (the receivers CPU columns), which the server then does not have.
+
+${table('Frame | Protocol | Deliveries/s (highest passing; first failing) | Fixed rate p50 / p99 ms | Server CPU % at the fixed rate | Server / receivers CPU % (receivers ELU) at the highest passing rate | DynamoDB requests per frame (median: by command, mean) | Lambda invocations / handler ms per frame | PostToConnection', body)}
+`;
+}
+
 function costSection(result: Realtime): string {
   const costRows = result.cost.rows.map((row) => [
     frameName(row.workload),
@@ -446,7 +648,7 @@ function section(result: Realtime): string {
   const notes = [...result.notes, ...result.targets.filter((t) => t.error).map((t) => `${t.label} stopped early: ${t.error}`)];
   return `## Realtime fan-out
 
-One room, N = ${result.receivers.join(', ')} receivers and one sender; load average ${result.loadAverageAtStart} when this section started, ${fmt(result.seconds, 0)} s in all. The same workload runs against ${result.soketi ? 'three servers' : 'two servers (three with Soketi)'}:
+One room, N = ${result.receivers.join(', ')} receivers and one sender; load average ${result.loadAverageAtStart} when this section started, ${fmt(result.seconds, 0)} s in all. The same workload runs against ${result.soketi ? 'three servers' : 'two servers (three with Soketi)'}, and the service also over the Pusher protocol at N = ${PUSHER_RECEIVERS}:
 
 ${software.join('\n')}
 
@@ -477,6 +679,7 @@ ${
 
 ${table('Server | Frame | N | Highest passing rate (frames/s) | Deliveries/s there | p50 / p99 ms there | First failing rate | Rates tried (✓ pass, ✗ fail)', searchRows(result))}
 
+${pusherSection(result)}
 ### Service ÷ baselines
 
 Deliveries per second at the highest passing rate, and p99 at the fixed rate; the baselines carry \`client-*\` events only (they store nothing), so the message rows compare a persisted message with a relayed event. "≤" marks a ratio whose baseline never failed (its figure is a floor, so the true ratio is at most this).

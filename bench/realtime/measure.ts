@@ -211,12 +211,19 @@ interface TargetPlan {
   readonly budgetSeconds: number;
   /** After the series at one N: the service counts its AWS work there. */
   readonly afterSize?: (receivers: Receivers, n: number) => Promise<void>;
+  /**
+   * After the series at one N, before `afterSize`: another target measured beside this one at the
+   * same N (the service over the Pusher protocol), on its own receivers child and its own budget, so
+   * its time does not count against this target's.
+   */
+  readonly beside?: (n: number) => Promise<void>;
 }
 
 /** Grows the room through every N (its own receivers child) and measures each workload there; keeps what it got on failure. */
 export async function measureTarget(plan: TargetPlan, sizes: readonly number[], log: (line: string) => void) {
   const started = performance.now();
-  const deadline = started + plan.budgetSeconds * 1000;
+  let deadline = started + plan.budgetSeconds * 1000;
+  let besideMs = 0;
   const connect = [];
   const series: Series[] = [];
   let error: string | undefined;
@@ -239,6 +246,12 @@ export async function measureTarget(plan: TargetPlan, sizes: readonly number[], 
       );
       for (const workload of plan.workloads)
         series.push(await measureSeries(plan.target, workload, receivers, n, plan.serverCpuMs, deadline, log));
+      if (plan.beside) {
+        const besideStarted = performance.now();
+        await plan.beside(n);
+        besideMs += performance.now() - besideStarted;
+        deadline += performance.now() - besideStarted;
+      }
       await plan.afterSize?.(receivers, n);
     }
   } catch (caught) {
@@ -256,7 +269,7 @@ export async function measureTarget(plan: TargetPlan, sizes: readonly number[], 
     connect,
     series,
     ...(error ? { error } : {}),
-    seconds: round((performance.now() - started) / 1000, 1),
+    seconds: round((performance.now() - started - besideMs) / 1000, 1),
   };
 }
 

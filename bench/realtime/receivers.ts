@@ -11,8 +11,11 @@ import { WebSocket } from 'ws';
 import { MESSAGE_CONTENT, serveIpc, sum } from '../util';
 import { signChannel } from './servers';
 
-/** `plain`: the `ws` broadcast server; `soketi`: Soketi through pusher-js; `service`: the local runtime. */
-export type TargetKind = 'plain' | 'soketi' | 'service';
+/**
+ * `plain`: the `ws` broadcast server; `soketi`: Soketi through pusher-js; `service`: the local
+ * runtime over its native protocol; `pusher`: the local runtime over the Pusher protocol (pusher-js).
+ */
+export type TargetKind = 'plain' | 'soketi' | 'service' | 'pusher';
 
 /** `message`: a persisted chat message (service only); `client`: a `client-bench` event. */
 export type Workload = 'message' | 'client';
@@ -29,6 +32,23 @@ export type TargetConfig =
       readonly appKey: string;
       readonly appSecret: string;
       readonly channel: string;
+    }
+  /**
+   * The local runtime's `/app/<key>`: every client subscribes to `channel` (`private-room-<roomId>`)
+   * with the auth `POST /auth/channel` answers its user (`authUrl`, one token per receiver). A
+   * persisted message has no Pusher frame to send it, so the sender posts messages on a native
+   * socket of the room (`messageSenderUrl`, token included) and receivers get them as `message`.
+   */
+  | {
+      readonly kind: 'pusher';
+      readonly host: string;
+      readonly port: number;
+      readonly appKey: string;
+      readonly channel: string;
+      readonly authUrl: string;
+      readonly senderToken: string;
+      readonly receiverTokens: readonly string[];
+      readonly messageSenderUrl: string;
     }
   /** `wsBase`: `ws://127.0.0.1:<port>` of the local gateway; one token per receiver, each its own user. */
   | {
@@ -197,21 +217,37 @@ function wsLeg(
   };
 }
 
-function soketiLeg(target: Extract<TargetConfig, { kind: 'soketi' }>): Leg {
+/** Channel authorization of one pusher-js client: `auth` (and `channel_data`) for its socket. */
+type Authorize = (index: number | 'sender', socketId: string, channel: string) => Promise<{ auth: string; channel_data?: string }>;
+
+/**
+ * pusher-js clients, one per receiver and one for the sender, all on `channel`: Soketi and the
+ * service's Pusher endpoint alike. `messageSender`, when given, opens a native socket that sends the
+ * persisted messages (a Pusher client cannot send one).
+ */
+function pusherLeg(
+  options: { readonly appKey: string; readonly host: string; readonly port: number; readonly channel: string },
+  authorize: Authorize,
+  messageSender?: () => Promise<WebSocket>,
+): Leg {
   const clients = new Map<number | 'sender', Pusher>();
   let senderChannel: Channel | undefined;
+  let nativeSender: WebSocket | undefined;
   const open = (index: number | 'sender'): Promise<Channel> =>
     new Promise((resolve, reject) => {
-      const pusher = new Pusher(target.appKey, {
+      const pusher = new Pusher(options.appKey, {
         cluster: 'local',
-        wsHost: target.host,
-        wsPort: target.port,
+        wsHost: options.host,
+        wsPort: options.port,
         forceTLS: false,
         enabledTransports: ['ws'],
         disableStats: true,
         channelAuthorization: {
           customHandler: ({ socketId, channelName }, callback) =>
-            callback(null, { auth: signChannel(target.appKey, target.appSecret, socketId, channelName) }),
+            void authorize(index, socketId, channelName).then(
+              (answer) => callback(null, answer),
+              (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null),
+            ),
         },
       });
       clients.get(index)?.disconnect();
@@ -221,7 +257,7 @@ function soketiLeg(target: Extract<TargetConfig, { kind: 'soketi' }>): Leg {
         reject(new Error(`${why}: ${JSON.stringify(error)}`));
       };
       const timer = setTimeout(() => reject(new Error(`no subscription within ${connectTimeoutMs} ms`)), connectTimeoutMs);
-      const channel = pusher.subscribe(target.channel);
+      const channel = pusher.subscribe(options.channel);
       channel.bind_global(() => {
         lastFrameAt = performance.now();
         framesSeen++;
@@ -232,22 +268,60 @@ function soketiLeg(target: Extract<TargetConfig, { kind: 'soketi' }>): Leg {
       });
       channel.bind('pusher:subscription_error', fail('subscription refused'));
       pusher.connection.bind('error', fail('connection error'));
-      if (index !== 'sender') channel.bind(CLIENT_EVENT, (data: unknown) => deliver(index, data));
+      if (index === 'sender') {
+        // A refused client event comes back as `pusher:error` on the connection.
+        pusher.connection.bind('error', (error: { data?: { code?: unknown } }) =>
+          senderFrame({ type: 'error', error: { code: `pusher ${String(error?.data?.code ?? 'error')}` } }),
+        );
+      } else {
+        channel.bind(CLIENT_EVENT, (data: unknown) => deliver(index, data));
+        channel.bind('message', (message: { content?: unknown } | undefined) => deliver(index, message?.content));
+      }
     });
   return {
     async openSender() {
       senderChannel = await open('sender');
+      nativeSender = await messageSender?.();
     },
     async openReceiver(index) {
       await open(index);
     },
-    send: (_workload, run, seq) => senderChannel?.trigger(CLIENT_EVENT, clientData(run, seq)),
-    closers: () => [...clients.values()].map((client) => () => client.disconnect()),
+    send(workload, run, seq) {
+      if (workload === 'message') nativeSender?.send(JSON.stringify({ type: 'message', content: messageContent(run, seq, nowMs()) }));
+      else senderChannel?.trigger(CLIENT_EVENT, clientData(run, seq));
+    },
+    closers: () => [
+      ...[...clients.values()].map((client) => () => client.disconnect()),
+      ...(nativeSender ? [() => nativeSender?.close()] : []),
+    ],
   };
 }
 
+/** `POST /auth/channel` as the user of `token`, in JSON: what pusher-js's auth endpoint would get, form-encoded. */
+async function serviceAuth(url: string, token: string | undefined, socketId: string, channel: string) {
+  if (!token) throw new Error('no token for a receiver');
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ socket_id: socketId, channel_name: channel }),
+  });
+  const body = (await response.json()) as { auth: string; channel_data?: string };
+  if (response.status !== 200) throw new Error(`POST /auth/channel answered ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
 function configure(target: TargetConfig): Leg {
-  if (target.kind === 'soketi') return soketiLeg(target);
+  if (target.kind === 'soketi')
+    return pusherLeg(target, async (_index, socketId, channel) => ({
+      auth: signChannel(target.appKey, target.appSecret, socketId, channel),
+    }));
+  if (target.kind === 'pusher')
+    return pusherLeg(
+      target,
+      (index, socketId, channel) =>
+        serviceAuth(target.authUrl, index === 'sender' ? target.senderToken : target.receiverTokens[index], socketId, channel),
+      () => openSocket(target.messageSenderUrl, senderFrame, (frame) => frame.type === 'connected'),
+    );
   if (target.kind === 'plain')
     return wsLeg(
       target.url,
