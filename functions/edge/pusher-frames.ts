@@ -1,11 +1,12 @@
 import { enforceRouteGuards } from '#domain/guards/route-guards';
-import { clientEventTargets, relayClientEvent } from '#domain/realtime/client-events';
+import { relayClientEvent } from '#domain/realtime/client-events';
+import { roomConnections } from '#domain/realtime/connections';
 import { findSubscription, SubscriptionRefusal, subscribe, unsubscribe } from '#domain/realtime/pusher-sockets';
 import type { Connection } from '#shared/db/connection';
 import { RateLimitedError } from '#shared/errors';
 import { storableJsonObject } from '#shared/json';
 import { logger } from '#shared/logger';
-import { PUSHER_ERRORS, pusherFrame } from '#shared/pusher-protocol';
+import { PUSHER_ERRORS, parseRoomChannel, pusherFrame, subscriptionId } from '#shared/pusher-protocol';
 import * as z from '#shared/schema';
 import { frameRoute } from '#wiring';
 
@@ -95,27 +96,36 @@ async function subscribeFrame(socket: Connection, data: unknown): Promise<string
 
 /**
  * `client-*` on a private or presence channel the socket has joined: relayed to the room's other
- * connections (never echoed), under the native frame table's rate limit for client events.
+ * connections (never echoed), under the native frame table's rate limit for client events. As on
+ * a native socket, the limit and the room's connection list are read side by side; the list holds
+ * the socket's subscription, so it costs no read of its own unless the list is older than the
+ * subscription (an eventually consistent read just after it).
  */
 async function clientEvent(socket: Connection, event: string, channel: string | undefined, data: unknown, raw: string) {
   const refuse = (reason: string) => pusherError(PUSHER_ERRORS.clientEventRejected, reason, channel);
   if (!CLIENT_EVENT.test(event)) return refuse('Client event names are client- followed by 1-64 letters, digits or _ . : -');
-  if (channel === undefined) return refuse('Client events need a channel');
+  const room = channel === undefined ? undefined : parseRoomChannel(channel);
+  if (channel === undefined || !room) return refuse('Client events need a private or presence room channel the socket has joined');
   if (Buffer.byteLength(raw) > MAX_CLIENT_EVENT_BYTES) return refuse(`Client events are limited to ${MAX_CLIENT_EVENT_BYTES} bytes`);
   const payload = storableJsonObject.safeParse(data ?? {});
   if (!payload.success) return refuse('Client event data must be a JSON object without empty keys');
-  const subscription = await findSubscription(socket, channel);
-  if (!subscription) return refuse(`Subscribe to ${channel} before sending client events on it`);
-  try {
-    await enforceRouteGuards(frameRoute(event) ?? {}, {
-      projectId: subscription.projectId,
-      userId: subscription.userId,
-      connectionId: socket.connectionId,
-    });
-  } catch (error) {
-    if (error instanceof RateLimitedError) return refuse(`Client event rate limit exceeded; retry after ${error.retryAfterSeconds} s`);
-    throw error;
+  const id = subscriptionId(socket.connectionId, channel);
+  const [limit, refs] = await Promise.allSettled([
+    enforceRouteGuards(frameRoute(event) ?? {}, { projectId: socket.projectId, connectionId: socket.connectionId }),
+    roomConnections(socket.projectId, room.roomId),
+  ]);
+  if (limit.status === 'rejected') {
+    if (limit.reason instanceof RateLimitedError) {
+      return refuse(`Client event rate limit exceeded; retry after ${limit.reason.retryAfterSeconds} s`);
+    }
+    throw limit.reason;
   }
-  await relayClientEvent(subscription, event, payload.data, await clientEventTargets(subscription));
+  if (refs.status === 'rejected') throw refs.reason;
+  const listed = refs.value.find((ref) => ref.connectionId === id);
+  const subscription: Connection | undefined = listed
+    ? { ...socket, channel: 'room', roomId: room.roomId, userId: listed.userId, connectionId: id }
+    : await findSubscription(socket, channel);
+  if (!subscription) return refuse(`Subscribe to ${channel} before sending client events on it`);
+  await relayClientEvent(subscription, event, payload.data, refs.value);
   return undefined;
 }

@@ -6,7 +6,7 @@ import { logger } from '#shared/logger';
  * vanished connection is logged and skipped: one bad connection must not stop the rest.
  */
 export async function postFrames(connectionIds: readonly string[], frame: unknown): Promise<ManyPostOutcome> {
-  const outcome = await postToConnections(connectionIds, encodeFrame(frame));
+  const outcome = await postToConnections(connectionIds, encodeFrame(frame), frame);
   for (const { connectionId, error } of outcome.failed) logger.warn('post to connection failed', { connectionId, error });
   return outcome;
 }
