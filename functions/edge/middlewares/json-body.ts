@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { headerValue } from '#edge/headers';
 import { BadRequestError, PayloadTooLargeError } from '#shared/errors';
 
 /** Largest JSON body accepted; batch imports of 100 rows of 4,000 characters fit. */
@@ -35,7 +36,7 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
  * else is read as JSON. Each field is a string; its schema says what more it must be.
  */
 export function readFormOrJsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>): unknown {
-  const type = event.headers?.['content-type'] ?? event.headers?.['Content-Type'];
+  const type = headerValue(event.headers, 'content-type');
   if (!type || !FORM_TYPE.test(type)) return readJsonBody(event);
   const raw = bodyText(event);
   return raw === undefined ? undefined : Object.fromEntries(new URLSearchParams(raw));
