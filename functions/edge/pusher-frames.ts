@@ -1,5 +1,5 @@
 import { enforceRouteGuards } from '#domain/guards/route-guards';
-import { relayClientEvent } from '#domain/realtime/client-events';
+import { CLIENT_EVENT_PATTERN, MAX_CLIENT_EVENT_BYTES, relayClientEvent } from '#domain/realtime/client-events';
 import { roomConnections } from '#domain/realtime/connections';
 import { findSubscription, SubscriptionRefusal, subscribe, unsubscribe } from '#domain/realtime/pusher-sockets';
 import type { Connection } from '#shared/db/connection';
@@ -22,11 +22,6 @@ const subscribeData = z.object({
   auth: z.optional(z.string().check(z.maxLength(512))),
   channel_data: z.optional(z.string()),
 });
-
-/** The native frame table's pattern for client events, so both protocols relay the same names. */
-const CLIENT_EVENT = /^client-[A-Za-z0-9_.:-]{1,64}$/;
-/** Pusher's own limit for a client event. */
-const MAX_CLIENT_EVENT_BYTES = 10 * 1024;
 
 const pusherError = (code: number | null, message: string, channel?: string) => pusherFrame('pusher:error', { code, message }, channel);
 
@@ -103,7 +98,7 @@ async function subscribeFrame(socket: Connection, data: unknown): Promise<string
  */
 async function clientEvent(socket: Connection, event: string, channel: string | undefined, data: unknown, raw: string) {
   const refuse = (reason: string) => pusherError(PUSHER_ERRORS.clientEventRejected, reason, channel);
-  if (!CLIENT_EVENT.test(event)) return refuse('Client event names are client- followed by 1-64 letters, digits or _ . : -');
+  if (!CLIENT_EVENT_PATTERN.test(event)) return refuse('Client event names are client- followed by 1-64 letters, digits or _ . : -');
   const room = channel === undefined ? undefined : parseRoomChannel(channel);
   if (channel === undefined || !room) return refuse('Client events need a private or presence room channel the socket has joined');
   if (Buffer.byteLength(raw) > MAX_CLIENT_EVENT_BYTES) return refuse(`Client events are limited to ${MAX_CLIENT_EVENT_BYTES} bytes`);

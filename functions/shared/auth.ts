@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeJwt, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { TtlCache } from '#shared/cache';
@@ -10,6 +10,7 @@ import { openGeneratedKey } from '#shared/generated-keys';
 import { GUEST_USER_PREFIX, idSchema, PROJECT_ID_PATTERN, reservedPrefixOf } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { ROLES, type Role } from '#wiring';
+import { constantTimeEqual } from './constant-time';
 
 /** A project user, from a verified JWT. */
 export interface UserPrincipal {
@@ -87,11 +88,7 @@ export function forgetProject(projectId: string): void {
 
 export const hashApiKey = (apiKey: string) => createHash('sha256').update(apiKey).digest('hex');
 
-export function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
+export { constantTimeEqual };
 
 /** API keys read `ck_<projectId>_<secret>`: the project id lets one GetItem find the hash to compare. */
 export const API_KEY_PATTERN = /^ck_([a-z0-9][a-z0-9-]{1,62})_([A-Za-z0-9_-]{20,})$/;

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from './constant-time';
 
 /**
  * The Pusher Channels protocol (version 7) as this service speaks it: what pusher-js, Laravel Echo
@@ -102,9 +103,7 @@ export function verifyChannelAuth(
   channel: string,
   channelData?: string,
 ): boolean {
-  const expected = Buffer.from(channelAuth(app, socketId, channel, channelData));
-  const given = Buffer.from(auth);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return constantTimeEqual(auth, channelAuth(app, socketId, channel, channelData));
 }
 
 /**

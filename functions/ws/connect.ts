@@ -50,7 +50,7 @@ export const handler = wsHandler('$connect', async (event, context) => {
     if (query.userId !== principal.userId) throw new ForbiddenError("Only the user's own token may open their user channel");
     const connection = { ...base, channel: 'user' as const };
     const change = await registerConnection(connection);
-    await queueWelcome({ kind: 'welcome', connection, change, history: 0, cache: false });
+    await queueWelcome(connectionId, { kind: 'welcome', connection, change, history: 0, cache: false });
     return { statusCode: 200 };
   }
 
@@ -61,7 +61,7 @@ export const handler = wsHandler('$connect', async (event, context) => {
   if (room.type === 'public' && publicLimit) await consumeRateLimit(principal.projectId, 'ws-public', [principal.userId], publicLimit);
   const connection = { ...base, channel: 'room' as const, roomId: query.roomId };
   const change = await registerConnection(connection);
-  await queueWelcome({
+  await queueWelcome(connectionId, {
     kind: 'welcome',
     connection,
     change,
@@ -72,14 +72,15 @@ export const handler = wsHandler('$connect', async (event, context) => {
 });
 
 /**
- * A refused upgrade never gets a `$disconnect`, so a connection stored for it is forgotten here,
- * or its presence counters would stay counted in.
+ * Queues a stored connection's opening frames. A refused upgrade never gets a `$disconnect`, so
+ * when the queue refuses, the connection is forgotten here, or its presence counters would stay
+ * counted in.
  */
-async function queueWelcome(job: WelcomeJob): Promise<void> {
+async function queueWelcome(connectionId: string, job: WelcomeJob | PusherWelcomeJob): Promise<void> {
   try {
     await sendRealtimeJobs([job]);
   } catch (error) {
-    await dropConnection(job.connection.connectionId);
+    await dropConnection(connectionId);
     throw error;
   }
 }
@@ -103,11 +104,5 @@ async function openPusherSocket(key: string, protocol: string | undefined, conne
   if (!app) throw new NotFoundError('pusher_app_not_found', 'No Pusher app has this key');
   await consumeRateLimit(app.projectId, 'ws-pusher', [`ip:${sourceIp}`], config.RATE_LIMIT_PUSHER_CONNECTIONS_PER_IP_PER_MINUTE);
   await registerConnection({ projectId: app.projectId, channel: 'pusher', userId: '', roles: [], connectionId });
-  try {
-    const welcome: PusherWelcomeJob = { kind: 'pusher-welcome', connectionId };
-    await sendRealtimeJobs([welcome]);
-  } catch (error) {
-    await dropConnection(connectionId);
-    throw error;
-  }
+  await queueWelcome(connectionId, { kind: 'pusher-welcome', connectionId });
 }

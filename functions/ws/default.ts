@@ -1,6 +1,6 @@
 import { postMessage } from '#domain/messages/commands';
 import { messageFields } from '#domain/messages/message-input';
-import { clientEventTargets, relayClientEvent } from '#domain/realtime/client-events';
+import { CLIENT_EVENT_PATTERN, clientEventTargets, MAX_CLIENT_EVENT_BYTES, relayClientEvent } from '#domain/realtime/client-events';
 import { findConnection } from '#domain/realtime/connections';
 import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from '#edge/frames';
 import { dispatchPusherFrame } from '#edge/pusher-frames';
@@ -17,10 +17,6 @@ import type { Role } from '#wiring';
 /** `roomId` is optional: the socket's room is implied, but a frame shaped like `POST /messages` may name it. */
 const messageFrame = z.strictObject({ type: z.literal('message'), roomId: z.optional(idSchema), ...messageFields });
 type MessageFrame = z.infer<typeof messageFrame>;
-
-const CLIENT_EVENT_PATTERN = /^client-[A-Za-z0-9_.:-]{1,64}$/;
-/** Pusher's limit for one client event; keeps a chatty client from filling everyone's socket. */
-const MAX_CLIENT_FRAME_BYTES = 10 * 1024;
 
 const clientEventFrame = z.strictObject({
   type: z.string().check(z.regex(CLIENT_EVENT_PATTERN, 'must be client- followed by 1-64 characters of letters, digits and _ . : -')),
@@ -75,12 +71,12 @@ const clientEvent: FrameHandler<ClientEventFrame, readonly ConnectionRef[]> = {
     const ref = typeof frame.ref === 'string' && frame.ref.length > 0 && frame.ref.length <= 128 ? { ref: frame.ref } : {};
     const parsed = clientEventFrame.safeParse(frame);
     if (!parsed.success) throw validationRefusal(parsed.error.issues, { event, ...ref });
-    if (Buffer.byteLength(raw) > MAX_CLIENT_FRAME_BYTES) {
+    if (Buffer.byteLength(raw) > MAX_CLIENT_EVENT_BYTES) {
       throw new FrameRefusal({
         type: 'error',
         event,
         ...ref,
-        error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_FRAME_BYTES} bytes` } satisfies ErrorBody,
+        error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_EVENT_BYTES} bytes` } satisfies ErrorBody,
       });
     }
     return parsed.data;

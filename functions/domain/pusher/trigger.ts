@@ -3,6 +3,7 @@ import { publishServerEvent } from '#domain/realtime/server-events';
 import { constantTimeEqual, type ServicePrincipal } from '#shared/auth';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '#shared/errors';
 import { connectionIdOf } from '#shared/pusher-protocol';
+import { signedTimestampVerdict } from '#shared/signed-timestamp';
 import { findPusherAppById, type PusherApp } from './apps';
 import { requireSocketId, roomChannelOf } from './channel-auth';
 
@@ -44,9 +45,7 @@ export async function verifiedTriggerApp(input: {
     throw refused('auth_key, auth_timestamp, auth_version=1.0 and auth_signature are required');
   }
   if (!constantTimeEqual(auth_key, app.key)) throw refused('auth_key is not the key of this app');
-  const seconds = Number(auth_timestamp);
-  const now = (input.now ?? Date.now()) / 1000;
-  if (!/^\d{1,12}$/.test(auth_timestamp) || Math.abs(now - seconds) > TRIGGER_TIMESTAMP_WINDOW_SECONDS) {
+  if (signedTimestampVerdict(auth_timestamp, TRIGGER_TIMESTAMP_WINDOW_SECONDS, (input.now ?? Date.now()) / 1000) !== 'fresh') {
     throw refused(`auth_timestamp must be within ${TRIGGER_TIMESTAMP_WINDOW_SECONDS} s of the server's clock`);
   }
   if (body_md5 === undefined || !constantTimeEqual(body_md5, createHash('md5').update(input.rawBody).digest('hex'))) {
@@ -108,8 +107,8 @@ export async function triggerEvents(app: PusherApp, events: readonly PusherEvent
       roomIds,
       name: event.name,
       data: eventData(event.data, `${field(index)}.data`),
-      // A socket id that is not one of ours excludes nobody; the lead's socket side matches a
-      // subscription by its socket's connection id.
+      // A socket id that is not one of ours excludes nobody; one that is excludes every
+      // subscription of its socket (`broadcastToRoom`).
       excludeSocketId: event.socket_id === undefined ? undefined : connectionIdOf(event.socket_id),
     };
   });

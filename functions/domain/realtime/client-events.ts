@@ -4,6 +4,11 @@ import { broadcastToRoom } from './broadcast';
 import { roomConnections } from './connections';
 import { publishRealtimeEvents } from './room-events';
 
+/** A client event's name, on a native socket (`type`) and a Pusher one (`event`) alike. */
+export const CLIENT_EVENT_PATTERN = /^client-[A-Za-z0-9_.:-]{1,64}$/;
+/** Pusher's limit for one client event; keeps a chatty client from filling everyone's socket. */
+export const MAX_CLIENT_EVENT_BYTES = 10 * 1024;
+
 /**
  * The room connections a `client-*` event goes to. Client events are not stored, so nothing orders
  * this read after a write: the frame router runs it beside the event's rate limit.

@@ -3,6 +3,7 @@ import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { projectPk, roomPk } from './keys';
 import { roomKey } from './room';
+import { storedSecret } from './stored-secret';
 import { isConditionFailure, type TransactPart, transactWrite } from './transact';
 
 /**
@@ -14,14 +15,6 @@ import { isConditionFailure, type TransactPart, transactWrite } from './transact
  */
 export const BRIDGE_PLATFORMS = ['slack', 'discord', 'matrix'] as const;
 export type BridgePlatform = (typeof BRIDGE_PLATFORMS)[number];
-
-/** A customer secret as stored: plaintext without the `webhook-key` secret, else AES-256-GCM sealed. */
-const storedSecret = z.object({
-  secret: z.optional(z.string()),
-  secretCiphertext: z.optional(z.string()),
-  secretIv: z.optional(z.string()),
-  secretKeyId: z.optional(z.string()),
-});
 
 export const bridgeItem = z.object({
   pk: z.string(),

@@ -2,6 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { storedSecret } from './stored-secret';
 import { isConditionFailure, type TransactPart, transactWrite } from './transact';
 
 /**
@@ -13,15 +14,6 @@ import { isConditionFailure, type TransactPart, transactWrite } from './transact
  * in one transaction; key and app id hold no `#`, `|` or space, so they cannot reach another
  * entity's partition.
  */
-
-/** A customer-facing secret as stored: plaintext without the `webhook-key` secret, else AES-256-GCM sealed. */
-const storedSecret = z.object({
-  secret: z.optional(z.string()),
-  secretCiphertext: z.optional(z.string()),
-  secretIv: z.optional(z.string()),
-  secretKeyId: z.optional(z.string()),
-});
-export type StoredPusherSecret = z.infer<typeof storedSecret>;
 
 export const pusherAppItem = z.object({
   pk: z.string(),

@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/li
 import * as z from '#shared/schema';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
+import { storedSecret } from './stored-secret';
 import { isConditionFailure } from './transact';
 
 /**
@@ -16,10 +17,7 @@ export const webhookItem = z.object({
   webhookId: z.string(),
   url: z.string(),
   eventTypes: z.array(z.string()),
-  secret: z.optional(z.string()),
-  secretCiphertext: z.optional(z.string()),
-  secretIv: z.optional(z.string()),
-  secretKeyId: z.optional(z.string()),
+  ...storedSecret.shape,
   createdAt: z.string(),
   createdBy: z.string(),
 });
