@@ -1,12 +1,2 @@
-/**
- * The headers every page of the service is served with (the demo and the console): a page may load
- * only its own script and talk only to its own origin (its WebSocket included). The local gateway
- * sends them (`lib/local/gateway/web-pages.ts`), and on AWS the edge distribution's response headers
- * policy for the console (`lib/constructs/chat-console-site.ts`).
- */
-export const PAGE_SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-} as const;
+/** The page headers live beside the handlers that send them too (`#shared/page-security-headers`). */
+export { PAGE_SECURITY_HEADERS } from '#shared/page-security-headers';

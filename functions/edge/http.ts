@@ -9,6 +9,7 @@ import { originGuard, type SourceIpContext } from '#edge/middlewares/origin-guar
 import { routeGuards } from '#edge/middlewares/route-guards';
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
 import { parsePart, type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
+import { declareRouteSchemas } from '#edge/route-schemas';
 import type { Principal, UserPrincipal } from '#shared/auth';
 import type * as z from '#shared/schema';
 import { behindOriginHeader, httpRoute } from '#wiring';
@@ -74,6 +75,7 @@ export function httpHandler<
   options: HttpHandlerOptions = {},
 ) {
   const route = httpRoute(routeId);
+  declareRouteSchemas(routeId, schemas);
   type HttpContext = TraceIdContext & SourceIpContext & AuthenticatedContext & ValidatedContext<z.infer<B>, z.infer<Q>, z.infer<P>>;
 
   const pipeline = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, HttpContext>()

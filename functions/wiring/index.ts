@@ -116,6 +116,7 @@ export function functionsOf(area: Area): FunctionEntry[] {
     bindings: fn.bindings,
     timeoutSeconds: fn.timeoutSeconds,
     ...(fn.browserBundle ? { browserBundle: fn.browserBundle } : {}),
+    ...(fn.builtFile ? { builtFile: fn.builtFile } : {}),
     summary: fn.summary,
   });
   return [

@@ -120,8 +120,21 @@ export interface HttpRoute {
   readonly timeoutSeconds?: number;
   /** A browser script the handler serves (`readWebBundle` of `#shared/web-bundles`). */
   readonly browserBundle?: BrowserBundle;
+  /** A built file the handler serves (`readWebBundle` of `#shared/web-bundles`), shipped as a browser bundle is. */
+  readonly builtFile?: BuiltFile;
   readonly summary: string;
 }
+
+/**
+ * A file built from the repository and shipped with the function that serves it, the way a
+ * {@link BrowserBundle} is (CDK writes it into the function's asset at synth, the local runtime into
+ * `WEB_BUNDLES_DIR` at start; nothing kept in git): `openApiDocument` is the API description
+ * generated from this table and the routes' schemas (`lib/openapi/`), `packageFile` a file of an
+ * installed package copied as it is.
+ */
+export type BuiltFile =
+  | { readonly kind: 'openApiDocument'; readonly file: string }
+  | { readonly kind: 'packageFile'; readonly module: string; readonly file: string };
 
 /**
  * A `web/` entry point bundled for the browser and shipped with the function that serves it: CDK
@@ -306,5 +319,7 @@ export interface FunctionEntry {
   readonly timeoutSeconds?: number;
   /** Shipped beside the function's code (HTTP routes only). */
   readonly browserBundle?: BrowserBundle;
+  /** Shipped beside the function's code (HTTP routes only). */
+  readonly builtFile?: BuiltFile;
   readonly summary: string;
 }

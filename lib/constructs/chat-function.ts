@@ -7,8 +7,9 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { BrowserBundle } from '#wiring';
+import type { BrowserBundle, BuiltFile } from '#wiring';
 import { type Binding, type BoundResources, type GrantContext, parseBinding } from '#wiring/bindings';
+import { writeBuiltFileSync } from '../built-files.ts';
 import { bundlingLogRequested } from '../bundling-log.ts';
 import { bundleBrowserScriptSync } from '../web-bundle.ts';
 import { acknowledgeWildcardResources, acknowledgeWildcardStatements } from './nag.ts';
@@ -117,6 +118,12 @@ export interface ChatFunctionProps {
    * @default - none
    */
   readonly browserBundle?: BrowserBundle;
+  /**
+   * A built file the handler serves (the OpenAPI document, a package's file), written into the
+   * function's asset beside its code as the browser script is.
+   * @default - none
+   */
+  readonly builtFile?: BuiltFile;
 }
 
 /**
@@ -128,17 +135,18 @@ export interface ChatFunctionProps {
  * Docker build would fail on purpose rather than ship a function without its script. The asset's
  * hash covers its output, so a changed script deploys a new version.
  */
-function bundlingWith(browserBundle: BrowserBundle | undefined): BundlingOptions {
-  if (!browserBundle) return chatFunctionBuild.bundling;
+function bundlingWith(browserBundle: BrowserBundle | undefined, builtFile: BuiltFile | undefined): BundlingOptions {
+  if (!browserBundle && !builtFile) return chatFunctionBuild.bundling;
+  const files = [browserBundle?.file, builtFile?.file].filter(Boolean).join(' and ');
   return {
     ...chatFunctionBuild.bundling,
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
       afterBundling: (_inputDir, outputDir) => {
-        if (outputDir === AssetStaging.BUNDLING_OUTPUT_DIR)
-          return [`echo "${browserBundle.file} is written by local bundling only" >&2`, 'exit 1'];
-        writeFileSync(path.join(outputDir, browserBundle.file), bundleBrowserScriptSync(browserBundle.entry).code);
+        if (outputDir === AssetStaging.BUNDLING_OUTPUT_DIR) return [`echo "${files} is written by local bundling only" >&2`, 'exit 1'];
+        if (browserBundle) writeFileSync(path.join(outputDir, browserBundle.file), bundleBrowserScriptSync(browserBundle.entry).code);
+        if (builtFile) writeBuiltFileSync(builtFile, outputDir);
         return [];
       },
     },
@@ -195,7 +203,7 @@ export class ChatFunction extends NodejsFunction {
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? defaultServiceName,
         ...props.environment,
       },
-      bundling: bundlingWith(props.browserBundle),
+      bundling: bundlingWith(props.browserBundle, props.builtFile),
     });
     this.handlerPath = props.handlerPath;
     this.logGroupOfFunction = logGroup;

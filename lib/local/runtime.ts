@@ -16,7 +16,7 @@ import { separateSecrets } from './runtime/secrets';
 import { type RunningParts, stopRunningParts } from './runtime/shutdown';
 import { type StandIns, startStandIns } from './runtime/stand-ins';
 import { type LocalStats, localStats } from './runtime/stats';
-import { writeWebBundles } from './runtime/web-bundles';
+import { removeWebBundles, writeWebBundles } from './runtime/web-bundles';
 import { type ScheduleClock, startScheduler } from './scheduler';
 import { LOCAL_REGION } from './sqs-local';
 import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy';
@@ -121,7 +121,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const handlers = new HandlerHost(join(repoRoot, 'functions'));
   // Attachments are on unless the run's settings say `ATTACHMENTS_ENABLED=false` (the deployed `attachmentsEnabled=false`).
   const attachments = (given.ATTACHMENTS_ENABLED ?? process.env.ATTACHMENTS_ENABLED) !== 'false';
-  const standIns = await startStandIns({ repoRoot, dataDir: options.dataDir, handlers, secretValues, credentials, attachments });
+  // Bundled and generated (the OpenAPI document takes seconds) while the stand-ins start.
+  const webBundles = writeWebBundles(httpRoutes);
+  const dropWebBundles = () => webBundles.then(removeWebBundles, () => undefined);
+  const standIns = await startStandIns({ repoRoot, dataDir: options.dataDir, handlers, secretValues, credentials, attachments }).catch(
+    async (error: unknown) => {
+      await dropWebBundles();
+      throw error;
+    },
+  );
   const running: RunningParts = { standIns, consumers: { queues: [], streams: [] } };
   const metrics: Record<string, number> = {};
   const stats = () => localStats({ metrics, standIns, consumers: running.consumers, gateway: running.gateway, handlers });
@@ -145,7 +153,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     running.gateway = gateway;
     const bindings = bindingValues(standIns, gateway, settings, secretValues);
-    running.webBundlesDir = await writeWebBundles(httpRoutes);
+    running.webBundlesDir = await webBundles;
     const env = handlerEnv({
       credentials,
       standIns,
@@ -177,6 +185,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     return runtimeHandle({ standIns, gateway, fanOut, env, stats, startConsumers, running });
   } catch (error) {
     await stopRunningParts(running);
+    if (!running.webBundlesDir) await dropWebBundles();
     throw error;
   }
 }

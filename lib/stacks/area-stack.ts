@@ -118,6 +118,7 @@ export class AreaStack extends NestedStack {
         timeout: options.timeout ?? (entry.timeoutSeconds ? Duration.seconds(entry.timeoutSeconds) : undefined),
         reservedConcurrentExecutions: options.reserved,
         browserBundle: entry.browserBundle,
+        builtFile: entry.builtFile,
         environment,
         logRemovalPolicy: config.removalPolicy,
       });

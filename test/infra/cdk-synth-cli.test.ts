@@ -230,8 +230,9 @@ describe('npx cdk synth', () => {
     expect(new Set(functions.map((fn) => fn.assetDir)).size).toBe(functionEntries.length);
     for (const { assetDir, entry } of functions) {
       const files = readdirSync(assetDir).sort();
-      // A route that serves a browser script has it beside its code (checked below).
-      expect(files).toEqual(['index.mjs', 'index.mjs.map', ...(entry?.browserBundle ? [entry.browserBundle.file] : [])].sort());
+      // A route that serves a browser script or a built file has it beside its code (checked below).
+      const shipped = [entry?.browserBundle?.file, entry?.builtFile?.file].filter((file) => file !== undefined);
+      expect(files).toEqual(['index.mjs', 'index.mjs.map', ...shipped].sort());
       const code = readFileSync(path.join(assetDir, 'index.mjs'), 'utf8');
       // The #shared/* and #domain/* aliases are resolved at bundle time, and `require` exists in ESM.
       expect(code).not.toMatch(/from\s*["']#(shared|domain)\//);
@@ -248,6 +249,27 @@ describe('npx cdk synth', () => {
       const shipped = readFileSync(path.join(assetDir, bundle.file), 'utf8');
       expect(shipped).toBe((await bundleBrowserScript(bundle.entry)).code);
     }
+  });
+
+  it("ships each route's built file beside its code: the OpenAPI document of every route, the reference page's script", () => {
+    const serving = lambdaFunctions().filter((fn) => fn.entry?.builtFile);
+
+    expect(serving.map((fn) => fn.key).sort()).toEqual(['Ops/GetApiReferenceScript', 'Ops/GetOpenApi']);
+    const read = (key: string) => {
+      const fn = serving.find((candidate) => candidate.key === key);
+      return readFileSync(path.join(fn?.assetDir as string, fn?.entry?.builtFile?.file as string), 'utf8');
+    };
+    const document = JSON.parse(read('Ops/GetOpenApi')) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const described = Object.values(document.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId));
+    expect(described.sort()).toEqual(
+      functionEntries
+        .filter((entry) => entry.kind === 'http')
+        .map((entry) => entry.id)
+        .sort(),
+    );
+    expect(read('Ops/GetApiReferenceScript')).toBe(
+      readFileSync(new URL('../../node_modules/@scalar/api-reference/dist/browser/standalone.js', import.meta.url), 'utf8'),
+    );
   });
 
   it('binds secret:webhook-key to exactly the functions whose bundle opens webhook secrets (domain/webhooks/secrets.ts)', () => {

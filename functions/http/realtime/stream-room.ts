@@ -2,10 +2,12 @@ import { readMessages } from '#domain/messages/history';
 import { ID_SLOTS_PER_MS } from '#domain/messages/message-ids';
 import { accessRoom } from '#domain/rooms/rooms';
 import { parsePart } from '#edge/middlewares/validation';
+import { declareRouteSchemas } from '#edge/route-schemas';
 import { streamHandler } from '#edge/stream';
 import { config } from '#shared/config';
 import type { Message } from '#shared/db/message';
 import { BadRequestError } from '#shared/errors';
+import * as z from '#shared/schema';
 import { messageIdParam, roomParams } from '../params';
 
 /**
@@ -25,6 +27,9 @@ function parseLastEventId(header: string | undefined, query: string | undefined)
     throw new BadRequestError(`Invalid request: ${field}: must be a message id`, [{ field, message: 'must be a message id' }]);
   return parsed.data;
 }
+
+// The stream reads its parts itself (the header wins over the query); declared for the API description.
+declareRouteSchemas('StreamRoom', { params: roomParams, query: z.object({ lastEventId: z.optional(messageIdParam) }) });
 
 const sseMessage = (message: Message) => `id: ${message.id}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`;
 
