@@ -2,7 +2,11 @@ import { expect } from 'vitest';
 import { api } from '../../support/api';
 import { describeRoleMatrix, roleMatrixBeforeAll } from '../../support/matrices/role-driver';
 
-/** Who may read and set the project's feature flags; the matrix is `role-driver.ts`. */
+/**
+ * Who may read and set the project's feature flags; the matrix is `role-driver.ts`. The other routes
+ * of the area (health, client flags, `/openapi.json`, `/docs`, `/docs/scalar.js`) are public: no
+ * section of the matrix covers them, and test/e2e/openapi.test.ts reads the API description as anyone.
+ */
 
 const roles = roleMatrixBeforeAll('roles-ops');
 const { project } = roles;

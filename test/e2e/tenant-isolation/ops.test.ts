@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { api } from '../../support/api';
 import { describeTenantMatrix, tenantsBeforeAll } from '../../support/matrices/tenant-driver';
 
-/** Project A against project B on the Ops area's routes (health, feature flags); the matrix is `tenant-driver.ts`. */
+/** Project A against project B on the Ops area's routes (health, feature flags, the API description); the matrix is `tenant-driver.ts`. */
 
 const tenants = tenantsBeforeAll();
 
@@ -55,5 +55,38 @@ describeTenantMatrix('Ops', tenants, {
     expect((await api('/admin/feature-flags', { apiKey: b.apiKey })).body).toEqual({ overrides: { embed_widget: true } });
     expect((await api('/client/feature-flags', { token: bMember })).body.flags.embed_widget).toBe(true);
     await api('/admin/feature-flags', { apiKey: a.apiKey, method: 'PUT', body: { overrides: {} } });
+  },
+
+  async GetOpenApi({ a, b, aMember }) {
+    // Act: one document for everybody, whatever credentials come with the request
+    const [anonymous, withKey, withToken] = await Promise.all([
+      api('/openapi.json'),
+      api('/openapi.json', { apiKey: a.apiKey }),
+      api('/openapi.json', { token: aMember }),
+    ]);
+
+    // Assess
+    expect(withKey.body).toEqual(anonymous.body);
+    expect(withToken.body).toEqual(anonymous.body);
+    expect(JSON.stringify(anonymous.body)).not.toContain(a.projectId);
+    expect(JSON.stringify(anonymous.body)).not.toContain(b.projectId);
+  },
+
+  async GetApiReference({ a, b }) {
+    // Act
+    const page = await api('/docs', { apiKey: a.apiKey });
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.body).not.toContain(a.projectId);
+    expect(page.body).not.toContain(b.projectId);
+  },
+
+  async GetApiReferenceScript({ a }) {
+    // Act
+    const [anonymous, withKey] = await Promise.all([api('/docs/scalar.js'), api('/docs/scalar.js', { apiKey: a.apiKey })]);
+
+    // Assess
+    expect(withKey.headers.get('etag')).toBe(anonymous.headers.get('etag'));
   },
 });

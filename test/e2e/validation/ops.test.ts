@@ -2,7 +2,7 @@ import { beforeAll } from 'vitest';
 import { createTestProject, type TestProject } from '../../support/api';
 import { describeValidationMatrix, drop, type RouteRequests, set, type Variant } from '../../support/matrices/validation-driver';
 
-/** Bad input to the Ops area's routes (health, feature flags); the checks are the matrix's (`validation-driver.ts`). */
+/** Bad input to the Ops area's routes (health, feature flags, the API description); the checks are the matrix's (`validation-driver.ts`). */
 
 let project: TestProject;
 
@@ -21,6 +21,9 @@ const requests: RouteRequests = {
     body: () => ({ overrides: { voice_messages: true, reply_suggestions: true, embed_widget: true, reconnect_backoff_fluxy: false } }),
     success: 200,
   },
+  GetOpenApi: { path: () => '/openapi.json', auth: () => ({}), success: 200 },
+  GetApiReference: { path: () => '/docs', auth: () => ({}), success: 200 },
+  GetApiReferenceScript: { path: () => '/docs/scalar.js', auth: () => ({}), success: 200 },
 };
 
 const fieldVariants: Record<string, Variant[]> = {
