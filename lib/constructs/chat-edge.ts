@@ -37,6 +37,9 @@ import { ChatConsoleSite } from './chat-console-site.ts';
 export const API_ORIGIN_READ_TIMEOUT = Duration.seconds(60);
 
 /** The paths WAF's rate rule watches: sign-in, token minting, webhook verification and the streams (`/rooms/<id>/stream`). */
+/** The paths of the API description (`GET /openapi.json`, `GET /docs`, `GET /docs/scalar.js`), cached at the edge. */
+export const API_DESCRIPTION_PATHS = ['/openapi.json', '/docs', '/docs/*'] as const;
+
 export const WAF_RATE_LIMITED_PREFIXES = ['/auth/signin', '/auth/token', '/webhooks/verify'] as const;
 
 /** Properties of {@link ChatEdge}. */
@@ -126,6 +129,16 @@ export class ChatEdge extends Construct {
         compress: true,
       },
     };
+    // The API description and its reference page: the same for every caller and static per deploy, so
+    // the edge keeps them as long as their routes' Cache-Control says (and compresses the 4 MB script).
+    const apiDescription: BehaviorOptions = {
+      origin: httpOrigin,
+      viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      cachePolicy: CachePolicy.USE_ORIGIN_CACHE_CONTROL_HEADERS,
+      allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+      compress: true,
+    };
+    for (const pattern of API_DESCRIPTION_PATHS) additionalBehaviors[pattern] = apiDescription;
     this.console = new ChatConsoleSite(this, 'Console', { stage: config.stage, logRemovalPolicy: config.removalPolicy });
     const consoleIndex = new EdgeFunction(this, 'ConsoleIndex', {
       comment: 'Serves /console/ as console/index.html; /console moves there',

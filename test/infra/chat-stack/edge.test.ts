@@ -3,7 +3,12 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { functionEntries, httpRoutes, ORIGIN_VERIFY_BINDING, ORIGIN_VERIFY_HEADER, webSocketRoutes } from '#wiring';
 import { webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
-import { API_ORIGIN_READ_TIMEOUT, streamingPathPattern, WAF_RATE_LIMITED_PREFIXES } from '../../../lib/constructs/chat-edge.ts';
+import {
+  API_DESCRIPTION_PATHS,
+  API_ORIGIN_READ_TIMEOUT,
+  streamingPathPattern,
+  WAF_RATE_LIMITED_PREFIXES,
+} from '../../../lib/constructs/chat-edge.ts';
 import { consoleIndexCode, viewerAddressCode, websocketViewerRequestCode } from '../../../lib/edge-functions/index.ts';
 import { PAGE_SECURITY_HEADERS } from '../../../lib/page-security-headers.ts';
 import { createChatApp } from '../../../lib/stacks/chat-app.ts';
@@ -192,6 +197,25 @@ describe('the edge distribution (edge: true, the default)', () => {
       AllowedMethods: ['GET', 'HEAD'],
     });
     expect(origin(behaviours.get('/embed.js')).Id).toBe(origin(behaviours.get('default')).Id);
+  });
+
+  it.each(API_DESCRIPTION_PATHS)('caches %s (the API description) by the headers its route sends, compressed', (pattern) => {
+    const { behaviours, origin } = distributionOf(main);
+
+    expect(behaviours.get(pattern)).toMatchObject({
+      CachePolicyId: USE_ORIGIN_CACHE_CONTROL_HEADERS,
+      AllowedMethods: ['GET', 'HEAD'],
+      Compress: true,
+    });
+    expect(origin(behaviours.get(pattern)).Id).toBe(origin(behaviours.get('default')).Id);
+    // Every route under the patterns is one of the description's: nothing else is cached by accident.
+    const covered = httpRoutes.filter(
+      (route) => route.path === pattern || (pattern.endsWith('/*') && route.path.startsWith(pattern.slice(0, -1))),
+    );
+    expect(covered.map((route) => route.id).every((id) => ['GetOpenApi', 'GetApiReference', 'GetApiReferenceScript'].includes(id))).toBe(
+      true,
+    );
+    expect(covered.length).toBeGreaterThan(0);
   });
 
   it('serves the console from a private bucket through origin access control, with the pages’ content security policy', () => {
