@@ -1,7 +1,8 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishRecords } from '#domain/events/publisher';
 import { observability } from '#edge/middlewares/observability';
+import { traceId } from '#edge/middlewares/trace-id';
 
 /**
  * The table stream's consumer: the domain events of new messages and outbox items go to the event
@@ -11,6 +12,7 @@ import { observability } from '#edge/middlewares/observability';
  * must stop at the first.)
  */
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse, Error, Context>()
+  .use(traceId() as MiddlewareObj<DynamoDBStreamEvent, unknown, Error, Context>)
   .use(observability<DynamoDBStreamEvent, Context>(() => ({ consumer: 'publishing events' })))
   .handler(async (event) => {
     const firstFailed = await publishRecords(event.Records);

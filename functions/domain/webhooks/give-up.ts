@@ -11,6 +11,8 @@ export interface GiveUpInput {
   readonly projectId: string;
   readonly deliveryId: string;
   readonly giveUp: { readonly Error?: string; readonly Cause?: string };
+  /** The schedule's trace id (`AttemptState.traceId`). */
+  readonly traceId?: string;
 }
 
 /**
