@@ -10,6 +10,7 @@ import { routeGuards } from '#edge/middlewares/route-guards';
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
 import { parsePart, type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
 import type { Principal, UserPrincipal } from '#shared/auth';
+import { inRequestContext } from '#shared/request-context';
 import type * as z from '#shared/schema';
 import { behindOriginHeader, httpRoute } from '#wiring';
 
@@ -116,7 +117,9 @@ export function httpHandler<
       };
     });
   // Lambda invokes it with its plain context; the steps above fill in the fields they add.
-  return pipeline as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+  return inRequestContext(
+    pipeline as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>,
+  );
 }
 
 export const ok = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers });

@@ -4,6 +4,7 @@ import { observability } from '#edge/middlewares/observability';
 import { traceId } from '#edge/middlewares/trace-id';
 import { config } from '#shared/config';
 import { logger } from '#shared/logger';
+import { inRequestContext } from '#shared/request-context';
 import { type ScheduleEntry, schedules } from '#wiring';
 
 /** What a scheduled run answers: whether it ran, and what it started. */
@@ -17,7 +18,7 @@ export type ScheduleOutcome = { readonly ran: false; readonly reason: string } |
 export function scheduleHandler(scheduleId: string, run: (at: Date) => Promise<Record<string, unknown>>) {
   const entry: ScheduleEntry | undefined = schedules.find((candidate) => candidate.id === scheduleId);
   if (!entry) throw new Error(`No schedule with id ${scheduleId} in functions/wiring/`);
-  return middy<ScheduledEvent, ScheduleOutcome, Error, Context>()
+  const pipeline = middy<ScheduledEvent, ScheduleOutcome, Error, Context>()
     .use(traceId() as MiddlewareObj<ScheduledEvent, unknown, Error, Context>)
     .use(observability<ScheduledEvent, Context>(() => ({ schedule: scheduleId })))
     .handler(async (event) => {
@@ -28,4 +29,5 @@ export function scheduleHandler(scheduleId: string, run: (at: Date) => Promise<R
       const at = event?.time ? new Date(event.time) : new Date();
       return { ran: true, ...(await run(Number.isNaN(at.getTime()) ? new Date() : at)) };
     });
+  return inRequestContext(pipeline);
 }

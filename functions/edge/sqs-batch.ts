@@ -4,7 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { observability } from '#edge/middlewares/observability';
 import { traceId } from '#edge/middlewares/trace-id';
 import { logger } from '#shared/logger';
-import { traceIdOfRecord, withTraceId } from '#shared/request-context';
+import { inRequestContext, traceIdOfRecord, withTraceId } from '#shared/request-context';
 
 /** What a batch handler returns: one outcome per record, in the batch's order. */
 export type RecordOutcomes = PromiseSettledResult<unknown>[];
@@ -43,7 +43,9 @@ export const withRecordTraceId = <T>(record: SQSRecord, work: () => T): T => wit
  * as the batch's failures.
  */
 export function sqsBatchHandler(name: string, handle: (body: unknown, record: SQSRecord) => Promise<void>) {
-  return sqsBatchPipeline(name).handler((event) =>
-    Promise.allSettled(event.Records.map((record) => withRecordTraceId(record, async () => handle(JSON.parse(record.body), record)))),
+  return inRequestContext(
+    sqsBatchPipeline(name).handler((event) =>
+      Promise.allSettled(event.Records.map((record) => withRecordTraceId(record, async () => handle(JSON.parse(record.body), record)))),
+    ),
   );
 }

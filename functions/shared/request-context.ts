@@ -16,17 +16,24 @@ const storage = new AsyncLocalStorage<RequestContext>();
  */
 export const currentTraceId = (): string | undefined => storage.getStore()?.traceId;
 
-/** Makes `traceId` current for the rest of this invocation: what the trace-id middleware does at the start of every pipeline. */
-export function enterTraceId(traceId: string): void {
-  storage.enterWith({ traceId });
+/**
+ * A Lambda handler that runs in a request context of its own, empty until the trace-id middleware
+ * fills it in: a value set inside a middleware step does not reliably flow back out to the steps
+ * and handler that run after it (each step is awaited), where one object made current around the
+ * whole invocation is seen by all of them, and by nothing outside it.
+ */
+export function inRequestContext<A extends unknown[], R>(handler: (...args: A) => R): (...args: A) => R {
+  return (...args) => storage.run({ traceId: undefined }, () => handler(...args));
 }
 
-/**
- * Ends what {@link enterTraceId} began, when the invocation ends. Entered in a middleware's first
- * synchronous step, the context is also that of whatever invoked the handler (Lambda's loop, a
- * poller, a test), which would go on logging under the id; clearing the one context object ends it
- * there too.
- */
+/** Makes `traceId` current for the rest of this invocation: what the trace-id middleware does at the start of every pipeline. */
+export function enterTraceId(traceId: string): void {
+  const store = storage.getStore();
+  if (store) store.traceId = traceId;
+  else storage.enterWith({ traceId });
+}
+
+/** Ends what {@link enterTraceId} began, when the invocation ends: work it left running logs without the id. */
 export function leaveTraceId(): void {
   const store = storage.getStore();
   if (store) store.traceId = undefined;

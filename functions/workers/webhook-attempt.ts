@@ -4,7 +4,7 @@ import { type AttemptState, attemptDelivery } from '#domain/webhooks/deliveries'
 import { type GiveUpInput, giveUpDelivery } from '#domain/webhooks/give-up';
 import { observability } from '#edge/middlewares/observability';
 import { traceId } from '#edge/middlewares/trace-id';
-import { currentTraceId } from '#shared/request-context';
+import { currentTraceId, inRequestContext } from '#shared/request-context';
 
 /**
  * The retry state machine's task: one attempt of one delivery. Its output feeds the Choice state
@@ -14,10 +14,12 @@ import { currentTraceId } from '#shared/request-context';
  * under the id of the request that sent the event, and hands it on in its output.
  */
 type TaskInput = AttemptState | GiveUpInput;
-export const handler = middy<TaskInput, AttemptState, Error, Context>()
-  .use(traceId<TaskInput>({ carried: (event) => event.traceId }) as MiddlewareObj<TaskInput, unknown, Error, Context>)
-  .use(observability<TaskInput, Context>(({ event }) => ({ projectId: event.projectId, deliveryId: event.deliveryId })))
-  .handler(async (input) => ({
-    ...('giveUp' in input ? await giveUpDelivery(input) : await attemptDelivery(input.projectId, input.deliveryId)),
-    traceId: currentTraceId(),
-  }));
+export const handler = inRequestContext(
+  middy<TaskInput, AttemptState, Error, Context>()
+    .use(traceId<TaskInput>({ carried: (event) => event.traceId }) as MiddlewareObj<TaskInput, unknown, Error, Context>)
+    .use(observability<TaskInput, Context>(({ event }) => ({ projectId: event.projectId, deliveryId: event.deliveryId })))
+    .handler(async (input) => ({
+      ...('giveUp' in input ? await giveUpDelivery(input) : await attemptDelivery(input.projectId, input.deliveryId)),
+      traceId: currentTraceId(),
+    })),
+);

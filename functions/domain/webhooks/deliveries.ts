@@ -18,6 +18,8 @@ import { signBody, signTimestamped } from './signing';
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
 
 export const WEBHOOK_FAILED_METRIC = 'webhook_delivery_failed';
+/** Counted for each delivery a receiver took: beside the failures, the dashboard's failure rate. */
+export const WEBHOOK_DELIVERED_METRIC = 'webhook_delivered';
 
 /** Scaled by `WEBHOOK_RETRY_TIME_SCALE` so tests and local runs keep the schedule's proportions. */
 export function delayAfterAttemptMs(attempt: number): number {
@@ -78,8 +80,7 @@ export async function dispatchEvent(event: DomainEvent): Promise<{ deliveries: n
  */
 async function startRetries(state: AttemptState, executionName: string): Promise<void> {
   try {
-    // Always set: the machine's give-up step reads `$.traceId`.
-    await startWebhookRetry({ ...state, traceId: currentTraceId() ?? executionName }, executionName);
+    await startWebhookRetry({ ...state, traceId: currentTraceId() }, executionName);
   } catch (error) {
     if ((error as { name?: string }).name !== 'ExecutionAlreadyExists') throw error;
   }
@@ -178,6 +179,7 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
     return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
   }
   logger.info('webhook attempt', { deliveryId, attempt, status, httpStatus: outcome.httpStatus });
+  if (delivered) countMetric(WEBHOOK_DELIVERED_METRIC);
   if (status === 'failed') {
     countMetric(WEBHOOK_FAILED_METRIC);
     logger.warn('webhook delivery failed', { deliveryId, attempts: attempt, lastError: outcome.error });
