@@ -165,11 +165,11 @@ describe('the APIs', () => {
     root.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Metrics: Match.arrayWith([
         Match.objectLike({ Expression: `IF(sent + failed >= ${pushFailureAlarmMinimum}, 100 * failed / (sent + failed), 0)` }),
+        Match.objectLike({ Id: 'sent', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: pushSentMetricName }) }) }),
         Match.objectLike({
           Id: 'failed',
           MetricStat: Match.objectLike({ Metric: Match.objectLike({ Namespace: 'Chat', MetricName: pushFailedMetricName }) }),
         }),
-        Match.objectLike({ Id: 'sent', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: pushSentMetricName }) }) }),
       ]),
       Threshold: pushFailureAlarmPercent,
       ComparisonOperator: 'GreaterThanThreshold',
