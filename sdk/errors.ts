@@ -9,11 +9,13 @@ export class ChatError extends Error {
   readonly details: unknown;
   /** The `ref` of the client frame an `error` frame answers (`trigger` returns it). */
   readonly ref: string | undefined;
+  /** The request's trace id the service answered with (`error.traceId`): quote it when reporting the failure. */
+  readonly traceId: string | undefined;
 
   constructor(
     code: string,
     message: string,
-    extra: { status?: number; retryAfter?: number; details?: unknown; ref?: string; cause?: unknown } = {},
+    extra: { status?: number; retryAfter?: number; details?: unknown; ref?: string; traceId?: string; cause?: unknown } = {},
   ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'ChatError';
@@ -22,12 +24,13 @@ export class ChatError extends Error {
     this.retryAfter = extra.retryAfter;
     this.details = extra.details;
     this.ref = extra.ref;
+    this.traceId = extra.traceId;
   }
 }
 
-/** The service's error body `{ error: { code, message, details? } }`, loosely read. */
+/** The service's error body `{ error: { code, message, details?, traceId } }`, loosely read. */
 export function errorFromBody(body: unknown, status: number | undefined, retryAfterHeader?: string | null): ChatError {
-  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null | undefined)?.error;
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown; traceId?: unknown } } | null | undefined)?.error;
   const code = typeof error?.code === 'string' ? error.code : status === undefined ? 'unknown_error' : `http_${status}`;
   const message =
     typeof error?.message === 'string' ? error.message : `Request failed${status === undefined ? '' : ` with HTTP ${status}`}`;
@@ -37,6 +40,7 @@ export function errorFromBody(body: unknown, status: number | undefined, retryAf
     ...(status === undefined ? {} : { status }),
     ...(retryAfter === undefined ? {} : { retryAfter }),
     ...(error?.details === undefined ? {} : { details: error.details }),
+    ...(typeof error?.traceId === 'string' ? { traceId: error.traceId } : {}),
   });
 }
 
@@ -84,5 +88,6 @@ export function errorFromFrame(frame: Record<string, unknown>): ChatError {
     ...(typeof frame.retryAfter === 'number' ? { retryAfter: frame.retryAfter } : {}),
     ...(error.details === undefined ? {} : { details: error.details }),
     ...(typeof frame.ref === 'string' ? { ref: frame.ref } : {}),
+    ...(error.traceId === undefined ? {} : { traceId: error.traceId }),
   });
 }

@@ -1,6 +1,5 @@
 import type { Connection } from '#shared/db/connection';
-import type { ErrorBody } from '#shared/error-codes';
-import { errorAnswer, RateLimitedError } from '#shared/errors';
+import { errorAnswer, RateLimitedError, traced } from '#shared/errors';
 
 /** Fields echoed on an `error` frame so the client can match it to what it sent. */
 export type ErrorContext = { clientMessageId?: string; ref?: string; event?: string };
@@ -42,6 +41,6 @@ export function validationRefusal(issues: readonly { path: PropertyKey[]; messag
   return new FrameRefusal({
     type: 'error',
     ...context,
-    error: { code: 'validation_failed', message: 'Invalid frame', details } satisfies ErrorBody,
+    error: traced({ code: 'validation_failed', message: 'Invalid frame', details }),
   });
 }

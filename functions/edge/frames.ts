@@ -6,7 +6,7 @@ import { frameParse } from '#edge/middlewares/frame-parse';
 import { framePrefetch } from '#edge/middlewares/frame-prefetch';
 import { routeGuards } from '#edge/middlewares/route-guards';
 import type { Connection } from '#shared/db/connection';
-import type { ErrorBody } from '#shared/error-codes';
+import { traced } from '#shared/errors';
 import * as z from '#shared/schema';
 import { type FrameRoute, frameRoute, webSocketFrames } from '#wiring';
 
@@ -14,7 +14,7 @@ export { type ErrorContext, errorFrame, type FrameHandler, FrameRefusal, validat
 
 const frameKind = z.object({ type: z.string() });
 
-const unsupported = (message: string) => ({ type: 'error', error: { code: 'unsupported_frame', message } satisfies ErrorBody });
+const unsupported = (message: string) => ({ type: 'error', error: traced({ code: 'unsupported_frame', message }) });
 
 /**
  * One frame type's middy pipeline (`functions/edge/middlewares/`): the error frame, the handler's
@@ -67,7 +67,7 @@ export function frameRouter(handlers: Readonly<Record<string, FrameHandler<any, 
     try {
       frame = JSON.parse(raw);
     } catch {
-      return { type: 'error', error: { code: 'invalid_json', message: 'Frames are JSON objects' } satisfies ErrorBody };
+      return { type: 'error', error: traced({ code: 'invalid_json', message: 'Frames are JSON objects' }) };
     }
     const kind = frameKind.safeParse(frame);
     if (!kind.success) return validationRefusal(kind.error.issues).answer;

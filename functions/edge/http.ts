@@ -11,6 +11,7 @@ import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
 import { parsePart, type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
 import { declareRouteSchemas } from '#edge/route-schemas';
 import type { Principal, UserPrincipal } from '#shared/auth';
+import { inRequestContext } from '#shared/request-context';
 import type * as z from '#shared/schema';
 import { behindOriginHeader, httpRoute } from '#wiring';
 
@@ -118,7 +119,9 @@ export function httpHandler<
       };
     });
   // Lambda invokes it with its plain context; the steps above fill in the fields they add.
-  return pipeline as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+  return inRequestContext(
+    pipeline as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>,
+  );
 }
 
 export const ok = (body: unknown, headers?: Record<string, string>): HttpResult => ({ status: 200, body, headers });

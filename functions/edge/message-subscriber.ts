@@ -1,4 +1,4 @@
-import { sqsBatchHandler, sqsBatchPipeline } from '#edge/sqs-batch';
+import { sqsBatchHandler, sqsBatchPipeline, withRecordTraceId } from '#edge/sqs-batch';
 import { type DomainEvent, type EventType, parseEvent } from '#shared/events';
 import { logger } from '#shared/logger';
 
@@ -42,20 +42,23 @@ export function groupedEventSubscriber<T extends EventType>(
   const taken = new Set<EventType>(types);
   return sqsBatchPipeline(name).handler(async (batch) => {
     const groups = new Map<string, DomainEvent<T>[]>();
-    const parsed = batch.Records.map((record) => {
-      try {
-        const event = parseEvent(JSON.parse(record.body));
-        if (!taken.has(event.type)) {
-          logger.warn('an event this subscriber does not take reached its queue', { type: event.type, eventId: event.id });
-          return { group: undefined };
+    // A group's work serves many requests at once, so it keeps the batch's trace id; each record's own reading logs under its own.
+    const parsed = batch.Records.map((record) =>
+      withRecordTraceId(record, () => {
+        try {
+          const event = parseEvent(JSON.parse(record.body));
+          if (!taken.has(event.type)) {
+            logger.warn('an event this subscriber does not take reached its queue', { type: event.type, eventId: event.id });
+            return { group: undefined };
+          }
+          const group = groupOf(event as DomainEvent<T>);
+          if (group !== undefined) groups.set(group, [...(groups.get(group) ?? []), event as DomainEvent<T>]);
+          return { group };
+        } catch (error) {
+          return { error };
         }
-        const group = groupOf(event as DomainEvent<T>);
-        if (group !== undefined) groups.set(group, [...(groups.get(group) ?? []), event as DomainEvent<T>]);
-        return { group };
-      } catch (error) {
-        return { error };
-      }
-    });
+      }),
+    );
     const outcomes = new Map([...groups].map(([group, events]) => [group, handleGroup(events)] as const));
     return Promise.allSettled(
       parsed.map(async (record) => {

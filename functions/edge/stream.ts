@@ -11,6 +11,7 @@ import { type RouteMatchContext, routeMatch } from '#edge/middlewares/route-matc
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
 import type { UserPrincipal } from '#shared/auth';
 import { logger } from '#shared/logger';
+import { inRequestContext } from '#shared/request-context';
 import { httpRoute } from '#wiring';
 
 export { matchRoutePath } from '#edge/middlewares/route-match';
@@ -117,12 +118,14 @@ export function streamHandler(routeId: string, run: (request: StreamRequest) => 
       return undefined;
     });
 
-  return awslambda.streamifyResponse(async (event, responseStream, context) => {
-    const refused = await pipeline(event, Object.assign(context, { responseStream }) as StreamContext);
-    if (refused) {
-      const { statusCode, headers, body } = refused;
-      awslambda.HttpResponseStream.from(responseStream, { statusCode, headers }).write(body);
-    }
-    if (!responseStream.writableEnded) responseStream.end();
-  });
+  return awslambda.streamifyResponse(
+    inRequestContext(async (event: APIGatewayProxyEventV2, responseStream: Writable, context: Context) => {
+      const refused = await pipeline(event, Object.assign(context, { responseStream }) as StreamContext);
+      if (refused) {
+        const { statusCode, headers, body } = refused;
+        awslambda.HttpResponseStream.from(responseStream, { statusCode, headers }).write(body);
+      }
+      if (!responseStream.writableEnded) responseStream.end();
+    }),
+  );
 }

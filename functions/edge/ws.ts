@@ -4,6 +4,7 @@ import { errorResponse } from '#edge/middlewares/error-response';
 import { observability } from '#edge/middlewares/observability';
 import { originGuard, type SourceIpContext } from '#edge/middlewares/origin-guard';
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
+import { inRequestContext } from '#shared/request-context';
 import { behindOriginHeader, type WebSocketRoute, webSocketRoutes } from '#wiring';
 
 /** API Gateway's `$connect` event also carries the handshake's query string and headers. */
@@ -39,7 +40,7 @@ export function wsHandler(
     .use(originGuard<WebSocketEvent>({ behindOriginHeader: behindOriginHeader(route), socketAddress: socketAddressOf }))
     .handler((event, context) => run(event, context));
   // Lambda invokes it with its plain context; the steps above fill in the fields they add.
-  return pipeline as unknown as (event: WebSocketEvent, context: Context) => Promise<APIGatewayProxyResultV2>;
+  return inRequestContext(pipeline as unknown as (event: WebSocketEvent, context: Context) => Promise<APIGatewayProxyResultV2>);
 }
 
 /** API Gateway's WebSocket events carry the caller's address in `identity`, not in `http` as HTTP APIs do. */

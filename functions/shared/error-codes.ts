@@ -228,4 +228,6 @@ export interface ErrorBody {
   readonly code: ErrorCode;
   readonly message: string;
   readonly details?: unknown;
+  /** The request's trace id (`X-Trace-Id`), on every error the service answers, to quote when asking about it. */
+  readonly traceId?: string;
 }

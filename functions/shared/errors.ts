@@ -1,5 +1,6 @@
 import type { ErrorBody, ErrorCodeOf } from '#shared/error-codes';
 import { logger } from '#shared/logger';
+import { currentTraceId } from '#shared/request-context';
 
 /**
  * One error family for every handler. Only instances below 500 and {@link NotConfiguredError}s
@@ -104,6 +105,14 @@ export class MessageNotFoundError extends NotFoundError {
   }
 }
 
+/**
+ * An error body with the trace id of the request it answers (`#shared/request-context`), for
+ * bodies written by hand (frames refused before they run); {@link errorAnswer} adds it itself.
+ */
+export function traced(body: ErrorBody, traceId = currentTraceId()): ErrorBody {
+  return traceId === undefined ? body : { ...body, traceId };
+}
+
 export interface ErrorAnswer {
   readonly status: number;
   readonly body: { error: ErrorBody };
@@ -114,23 +123,25 @@ export interface ErrorAnswer {
  * What the client is told about a failure, on every transport (HTTP, SSE, WebSocket). A 4xx is the
  * client's to fix, so its message and details go out as written, and so does a
  * {@link NotConfiguredError}, whose message names a setting. Any other 5xx is ours: its message may
- * name tables, hosts or provider answers, so the client gets the code, a generic message and the
- * trace id to quote, and the log gets the rest. Anything not an `HttpError` is a 500.
+ * name tables, hosts or provider answers, so the client gets the code, a generic message quoting
+ * the trace id, and the log gets the rest. Anything not an `HttpError` is a 500. Every body
+ * carries `traceId` (the one given, else the current request's), 4xx included, so any answer can
+ * be found in the logs.
  */
-export function errorAnswer(error: unknown, traceId?: string): ErrorAnswer {
+export function errorAnswer(error: unknown, traceId = currentTraceId()): ErrorAnswer {
   const quote = traceId ? `; quote trace id ${traceId}` : '';
   if (error instanceof HttpError && (error.statusCode < 500 || error instanceof NotConfiguredError)) {
-    return { status: error.statusCode, body: error.toJSON(), headers: { ...error.headers } };
+    return { status: error.statusCode, body: { error: traced(error.toJSON().error, traceId) }, headers: { ...error.headers } };
   }
   if (error instanceof HttpError) {
     logger.error('request failed', { error });
     return {
       status: error.statusCode,
-      body: { error: { code: error.code, message: `The service could not complete the request${quote}` } },
+      body: { error: traced({ code: error.code, message: `The service could not complete the request${quote}` }, traceId) },
       headers: { ...error.headers },
     };
   }
   logger.error('unexpected error', { error: error as Error });
-  const internal: ErrorBody = { code: 'internal_error', message: `Internal error${quote}` };
+  const internal: ErrorBody = traced({ code: 'internal_error', message: `Internal error${quote}` }, traceId);
   return { status: 500, body: { error: internal }, headers: {} };
 }

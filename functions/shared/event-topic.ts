@@ -2,9 +2,11 @@ import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
 import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, eventFilterAttributes } from '#shared/events';
+import { TRACE_ID_ATTRIBUTE } from '#shared/request-context';
+import { captureClient } from '#shared/tracer';
 
 /** The endpoint comes from the SDK's resolution (`AWS_ENDPOINT_URL_SNS` for the local stand-in). */
-export const sns = new SNSClient({ maxAttempts: 3, ...sdkClientDefaults });
+export const sns = captureClient(new SNSClient({ maxAttempts: 3, ...sdkClientDefaults }));
 
 /** SNS takes at most ten entries per PublishBatch. */
 export const TOPIC_BATCH_ENTRIES = 10;
@@ -15,6 +17,8 @@ export interface TopicEntry {
   readonly event: DomainEvent;
   /** The event as it travels: the subscribers' queues receive this body. */
   readonly body: string;
+  /** The trace id of the request that caused the event: a message attribute, which SQS subscribers receive too. */
+  readonly traceId?: string;
 }
 
 /**
@@ -32,6 +36,7 @@ export async function publishToEventTopic(entries: readonly TopicEntry[]): Promi
         MessageAttributes: {
           [EVENT_TYPE_ATTRIBUTE]: { DataType: 'String', StringValue: entry.event.type },
           projectId: { DataType: 'String', StringValue: entry.event.projectId },
+          ...(entry.traceId ? { [TRACE_ID_ATTRIBUTE]: { DataType: 'String', StringValue: entry.traceId } } : {}),
           ...Object.fromEntries(
             Object.entries(eventFilterAttributes(entry.event)).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
           ),

@@ -2,12 +2,16 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { sdkClientDefaults, sqsClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
 import { asciiJson } from '#shared/json';
+import { traceIdAttributes } from '#shared/request-context';
+import { captureClient } from '#shared/tracer';
 
 /**
  * The queues live in this function's region, so requests go to the endpoint the SDK resolves
  * (`AWS_ENDPOINT_URL_SQS` in local mode) rather than to the host written in a queue URL.
  */
-export const sqs = new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false, ...sdkClientDefaults, ...sqsClientDefaults });
+export const sqs = captureClient(
+  new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false, ...sdkClientDefaults, ...sqsClientDefaults }),
+);
 
 const SQS_BATCH_LIMIT = 10;
 
@@ -72,7 +76,12 @@ async function sendBatches(
   queueUrl: string,
   messages: readonly { body: unknown; attributes: Record<string, { DataType: string; StringValue: string }> }[],
 ): Promise<void> {
-  const entries = messages.map((message) => ({ MessageBody: asciiJson(message.body), MessageAttributes: message.attributes }));
+  // Each job carries the trace id of the request that queued it; its consumer makes it current again.
+  const traced = traceIdAttributes();
+  const entries = messages.map((message) => ({
+    MessageBody: asciiJson(message.body),
+    MessageAttributes: { ...message.attributes, ...traced },
+  }));
   let start = 0;
   while (start < entries.length) {
     let end = start;

@@ -1,6 +1,7 @@
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
+import { captureClient } from '#shared/tracer';
 
 let client: SFNClient | undefined;
 
@@ -9,7 +10,7 @@ let client: SFNClient | undefined;
  * SDK's resolution (`AWS_ENDPOINT_URL_SFN` for the local interpreter).
  */
 export async function startWebhookRetry(input: Record<string, unknown>, name?: string): Promise<string> {
-  client ??= new SFNClient({ maxAttempts: 3, ...sdkClientDefaults });
+  client ??= captureClient(new SFNClient({ maxAttempts: 3, ...sdkClientDefaults }));
   const { executionArn } = await client.send(
     new StartExecutionCommand({
       stateMachineArn: bound('stateMachine:WebhookRetry'),

@@ -1,7 +1,9 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishRecords } from '#domain/events/publisher';
 import { observability } from '#edge/middlewares/observability';
+import { traceId } from '#edge/middlewares/trace-id';
+import { inRequestContext } from '#shared/request-context';
 
 /**
  * The table stream's consumer: the domain events of new messages and outbox items go to the event
@@ -10,11 +12,14 @@ import { observability } from '#edge/middlewares/observability';
  * (middy's stock partial batch failure is SQS's: any record may fail alone there, where a stream
  * must stop at the first.)
  */
-export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse, Error, Context>()
-  .use(observability<DynamoDBStreamEvent, Context>(() => ({ consumer: 'publishing events' })))
-  .handler(async (event) => {
-    const firstFailed = await publishRecords(event.Records);
-    if (firstFailed === undefined) return { batchItemFailures: [] };
-    const sequenceNumber = event.Records[firstFailed]?.dynamodb?.SequenceNumber ?? '';
-    return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
-  });
+export const handler = inRequestContext(
+  middy<DynamoDBStreamEvent, DynamoDBBatchResponse, Error, Context>()
+    .use(traceId() as MiddlewareObj<DynamoDBStreamEvent, unknown, Error, Context>)
+    .use(observability<DynamoDBStreamEvent, Context>(() => ({ consumer: 'publishing events' })))
+    .handler(async (event) => {
+      const firstFailed = await publishRecords(event.Records);
+      if (firstFailed === undefined) return { batchItemFailures: [] };
+      const sequenceNumber = event.Records[firstFailed]?.dynamodb?.SequenceNumber ?? '';
+      return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };
+    }),
+);

@@ -6,8 +6,7 @@ import { type FrameHandler, FrameRefusal, frameRouter, validationRefusal } from 
 import { dispatchPusherFrame } from '#edge/pusher-frames';
 import { wsHandler } from '#edge/ws';
 import type { Connection, ConnectionRef } from '#shared/db/connection';
-import type { ErrorBody } from '#shared/error-codes';
-import { BadRequestError } from '#shared/errors';
+import { BadRequestError, traced } from '#shared/errors';
 import { postToConnection } from '#shared/gateway';
 import { idSchema } from '#shared/ids';
 import { storableJsonObject } from '#shared/json';
@@ -76,7 +75,7 @@ const clientEvent: FrameHandler<ClientEventFrame, readonly ConnectionRef[]> = {
         type: 'error',
         event,
         ...ref,
-        error: { code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_EVENT_BYTES} bytes` } satisfies ErrorBody,
+        error: traced({ code: 'payload_too_large', message: `Client events are limited to ${MAX_CLIENT_EVENT_BYTES} bytes` }),
       });
     }
     return parsed.data;

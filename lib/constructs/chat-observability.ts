@@ -46,6 +46,21 @@ export const throttlesAlarmThreshold = 5;
  */
 export const webhookDeliveryFailedMetricName = 'webhook_delivery_failed';
 
+/** The count of webhook attempts the receiver took (2xx): `WEBHOOK_DELIVERED_METRIC` beside it. */
+export const webhookDeliveredMetricName = 'webhook_delivered';
+
+/**
+ * The counts the push senders emit per batch (`functions/domain/push/send.ts`): pushes the
+ * provider took, and pushes it refused or that failed on the way.
+ */
+export const pushSentMetricName = 'push_sent';
+export const pushFailedMetricName = 'push_failed';
+
+/** The share of pushes failing (of those sent and failed, in five minutes) that pages, once at least {@link pushFailureAlarmMinimum} were tried. */
+export const pushFailureAlarmPercent = 20;
+/** Pushes tried in five minutes below which the failure share is not judged: a handful of dead tokens is not an outage. */
+export const pushFailureAlarmMinimum = 20;
+
 /**
  * The count the event publisher emits for stream records it hands back to the stream unpublished:
  * `EVENTS_PUBLISH_FAILED_METRIC` in `functions/domain/events/publisher.ts`.
@@ -508,13 +523,47 @@ export class ChatObservability extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
+    const serviceMetric = (metricName: string, label: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: props.serviceName ?? defaultServiceName },
+        statistic: 'Sum',
+        period: fiveMinutes,
+        label,
+      });
+    const pushFailureRate = new MathExpression({
+      label: 'push failures %',
+      expression: `IF(sent + failed >= ${pushFailureAlarmMinimum}, 100 * failed / (sent + failed), 0)`,
+      usingMetrics: { sent: serviceMetric(pushSentMetricName, 'sent'), failed: serviceMetric(pushFailedMetricName, 'failed') },
+      period: fiveMinutes,
+    });
+    notifier.track(
+      new Alarm(this, 'PushFailuresAlarm', {
+        alarmDescription:
+          `More than ${pushFailureAlarmPercent} % of push notifications failed (push_failed of push_sent + push_failed, ` +
+          `at least ${pushFailureAlarmMinimum} tried in five minutes): a provider credential, an outage or a bad configuration.`,
+        metric: pushFailureRate,
+        threshold: pushFailureAlarmPercent,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     this.alarms = new Map(notifier.alarms.map((alarm) => [alarm.node.id, alarm]));
 
     const statusAlarms: IAlarm[] = [...notifier.alarms, ...props.areas.flatMap((area) => (area.areaAlarm ? [area.areaAlarm] : []))];
-    this.dashboard = this.buildDashboard(props, http5xxRate, webhookDeliveryFailed, statusAlarms);
+    this.dashboard = this.buildDashboard(props, http5xxRate, webhookDeliveryFailed, pushFailureRate, statusAlarms);
   }
 
-  private buildDashboard(props: ChatObservabilityProps, http5xxRate: IMetric, webhookDeliveryFailed: Metric, alarms: IAlarm[]): Dashboard {
+  private buildDashboard(
+    props: ChatObservabilityProps,
+    http5xxRate: IMetric,
+    webhookDeliveryFailed: Metric,
+    pushFailureRate: IMetric,
+    alarms: IAlarm[],
+  ): Dashboard {
     const { httpStage, webSocketStage, table } = props;
     const wsMetric = (metricName: string, label: string) =>
       webSocketStage.metric(metricName, { period: fiveMinutes, statistic: 'Sum', label });
@@ -523,6 +572,14 @@ export class ChatObservability extends Construct {
     const third = { width: 8, height: 6 } as const;
     const queues = [...props.queues, ...props.areas.flatMap((area) => area.queues)];
     const failureQueues = props.areas.flatMap((area) => area.failureQueues);
+    const webhookDelivered = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: webhookDeliveredMetricName,
+      dimensionsMap: { service: props.serviceName ?? defaultServiceName },
+      statistic: 'Sum',
+      period: fiveMinutes,
+      label: 'deliveries delivered',
+    });
 
     const dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `chat-${props.stage}-${Aws.REGION}`,
@@ -569,6 +626,37 @@ export class ChatObservability extends Construct {
         ...wide,
       }),
       new GraphWidget({
+        title: 'WebSocket API latency',
+        left: [
+          webSocketStage.metric('IntegrationLatency', { period: fiveMinutes, statistic: 'p50', label: 'integration p50' }),
+          webSocketStage.metric('IntegrationLatency', { period: fiveMinutes, statistic: 'p99', label: 'integration p99' }),
+        ],
+        ...wide,
+      }),
+      new GraphWidget({
+        title: 'Lambda concurrency and throttles (account)',
+        left: [
+          new Metric({
+            namespace: 'AWS/Lambda',
+            metricName: 'ConcurrentExecutions',
+            statistic: 'Maximum',
+            period: fiveMinutes,
+            label: 'concurrent',
+          }),
+          new Metric({
+            namespace: 'AWS/Lambda',
+            metricName: 'ClaimedAccountConcurrency',
+            statistic: 'Maximum',
+            period: fiveMinutes,
+            label: 'claimed (with reservations)',
+          }),
+        ],
+        right: [
+          new Metric({ namespace: 'AWS/Lambda', metricName: 'Throttles', statistic: 'Sum', period: fiveMinutes, label: 'throttles' }),
+        ],
+        ...wide,
+      }),
+      new GraphWidget({
         title: 'Queues',
         left: queues.flatMap(({ id, queue, deadLetterQueue }) => [
           queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: `${id} visible` }),
@@ -600,8 +688,16 @@ export class ChatObservability extends Construct {
         ...wide,
       }),
       new GraphWidget({
-        title: 'Webhook deliveries failed',
-        left: [webhookDeliveryFailed.with({ label: 'webhook deliveries failed' })],
+        title: 'Webhook deliveries',
+        left: [webhookDeliveryFailed.with({ label: 'deliveries failed (gave up)' }), webhookDelivered],
+        right: [
+          new MathExpression({
+            expression: 'IF(delivered + failed > 0, 100 * failed / (delivered + failed), 0)',
+            usingMetrics: { delivered: webhookDelivered, failed: webhookDeliveryFailed },
+            label: 'failure rate %',
+            period: fiveMinutes,
+          }),
+        ],
         ...wide,
       }),
     );
@@ -627,6 +723,7 @@ export class ChatObservability extends Construct {
             label: 'delivery rate %',
             period: fiveMinutes,
           }),
+          pushFailureRate,
         ],
         ...wide,
       }),

@@ -10,6 +10,10 @@ import { repoRoot } from '../../lib/constructs/chat-function.ts';
 import {
   eventsPublishFailedMetricName,
   iteratorAgeAlarmSeconds,
+  pushFailedMetricName,
+  pushFailureAlarmMinimum,
+  pushFailureAlarmPercent,
+  pushSentMetricName,
   queueAgeAlarmSeconds,
   throttlesAlarmThreshold,
 } from '../../lib/constructs/chat-observability.ts';
@@ -150,6 +154,29 @@ describe('the APIs', () => {
       Threshold: 5000,
       EvaluationPeriods: 3,
       AlarmActions: alarmTopic,
+    });
+  });
+
+  it(`page on push failures above ${pushFailureAlarmPercent} % of pushes tried, once ${pushFailureAlarmMinimum} were tried in five minutes`, () => {
+    const source = readFileSync(path.join(repoRoot, 'functions/domain/push/send.ts'), 'utf8');
+    expect(source).toContain(`countMetric('${pushFailedMetricName}'`);
+    expect(source).toContain(`countMetric('${pushSentMetricName}'`);
+
+    root.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: `IF(sent + failed >= ${pushFailureAlarmMinimum}, 100 * failed / (sent + failed), 0)` }),
+        Match.objectLike({ Id: 'sent', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: pushSentMetricName }) }) }),
+        Match.objectLike({
+          Id: 'failed',
+          MetricStat: Match.objectLike({ Metric: Match.objectLike({ Namespace: 'Chat', MetricName: pushFailedMetricName }) }),
+        }),
+      ]),
+      Threshold: pushFailureAlarmPercent,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      AlarmActions: alarmTopic,
+      OKActions: alarmTopic,
     });
   });
 

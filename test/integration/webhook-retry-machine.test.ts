@@ -126,7 +126,7 @@ describe('a retry execution whose attempt throws', () => {
     const answer = await handler({ projectId, deliveryId, giveUp: { Error: 'Sandbox.Timedout' } }, {});
 
     // Assess
-    expect(answer).toEqual({ projectId, deliveryId, status: 'delivered', nextAttemptAt: null });
+    expect(answer).toEqual({ projectId, deliveryId, status: 'delivered', nextAttemptAt: null, traceId: expect.any(String) });
     expect(await get(deliveryKey(projectId, deliveryId).pk, 'DELIVERY')).toMatchObject({ status: 'delivered', last_error: null });
   });
 });

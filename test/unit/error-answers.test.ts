@@ -5,6 +5,7 @@ import { errorFrame } from '#edge/frames';
 import { httpHandler } from '#edge/http';
 import { wsHandler } from '#edge/ws';
 import { BadRequestError, errorAnswer, HttpError, RateLimitedError } from '#shared/errors';
+import { withTraceId } from '#shared/request-context';
 
 /**
  * What a client learns from a failure, on every transport: a 4xx as written (the client's to fix),
@@ -49,14 +50,19 @@ describe('errorAnswer', () => {
 
   it('passes a 4xx message, details and headers through', () => {
     // Act
-    const refused = errorAnswer(new BadRequestError('content is required', [{ field: 'body.content', message: 'required' }]));
+    const refused = errorAnswer(new BadRequestError('content is required', [{ field: 'body.content', message: 'required' }]), 'trace-400');
     const limited = errorAnswer(new RateLimitedError(7));
 
     // Assess
     expect(refused).toEqual({
       status: 400,
       body: {
-        error: { code: 'validation_failed', message: 'content is required', details: [{ field: 'body.content', message: 'required' }] },
+        error: {
+          code: 'validation_failed',
+          message: 'content is required',
+          details: [{ field: 'body.content', message: 'required' }],
+          traceId: 'trace-400',
+        },
       },
       headers: {},
     });
@@ -87,7 +93,11 @@ describe('a 5xx HttpError thrown by a route', () => {
     expect(result.statusCode).toBe(502);
     expect(result.headers).toMatchObject({ 'x-trace-id': 'trace-http' });
     expect(JSON.parse(result.body as string)).toEqual({
-      error: { code: 'ai_provider_error', message: 'The service could not complete the request; quote trace id trace-http' },
+      error: {
+        code: 'ai_provider_error',
+        message: 'The service could not complete the request; quote trace id trace-http',
+        traceId: 'trace-http',
+      },
     });
   });
 
@@ -102,7 +112,10 @@ describe('a 5xx HttpError thrown by a route', () => {
       { requestContext: { connectionId: 'c', requestId: 'trace-ws' } } as never,
       {} as Context,
     )) as APIGatewayProxyStructuredResultV2;
-    const frame = errorFrame(new HttpError(502, 'ai_provider_error', internalDetail), { clientMessageId: 'm-1' });
+    // A frame is answered inside its socket's `$default` invocation, whose trace id is current there.
+    const frame = withTraceId('trace-frame', () =>
+      errorFrame(new HttpError(502, 'ai_provider_error', internalDetail), { clientMessageId: 'm-1' }),
+    );
 
     // Assess
     expect(refused.statusCode).toBe(502);
@@ -114,7 +127,11 @@ describe('a 5xx HttpError thrown by a route', () => {
     expect(frame).toEqual({
       type: 'error',
       clientMessageId: 'm-1',
-      error: { code: 'ai_provider_error', message: 'The service could not complete the request' },
+      error: {
+        code: 'ai_provider_error',
+        message: 'The service could not complete the request; quote trace id trace-frame',
+        traceId: 'trace-frame',
+      },
     });
   });
 });

@@ -2,13 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { ChatError, classify, errorFromBody, parseRetryAfter } from '../../sdk/errors';
 
 describe('errors read from the service', () => {
-  it('carry the code, message, status and details of the error body', () => {
+  it('carry the code, message, status, details and trace id of the error body', () => {
     // Act
-    const error = errorFromBody({ error: { code: 'validation_failed', message: 'Invalid', details: [{ field: 'body.content' }] } }, 400);
+    const error = errorFromBody(
+      { error: { code: 'validation_failed', message: 'Invalid', details: [{ field: 'body.content' }], traceId: 'trace-1' } },
+      400,
+    );
 
     // Assess
     expect(error).toBeInstanceOf(ChatError);
-    expect(error).toMatchObject({ code: 'validation_failed', message: 'Invalid', status: 400, details: [{ field: 'body.content' }] });
+    expect(error).toMatchObject({
+      code: 'validation_failed',
+      message: 'Invalid',
+      status: 400,
+      details: [{ field: 'body.content' }],
+      traceId: 'trace-1',
+    });
   });
 
   it.each([

@@ -5,6 +5,8 @@ import { type DomainEvent, EventCatalogueError, parseEvent } from '#shared/event
 import { asciiJson } from '#shared/json';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
+import { withTraceId } from '#shared/request-context';
+import { traceIdOf } from '#shared/trace-id';
 import { messageEvents } from './message-events';
 
 /** Batches in flight at once. */
@@ -18,10 +20,17 @@ export async function eventsOfRecord(record: DynamoDBRecord): Promise<DomainEven
   return [];
 }
 
+/**
+ * The trace id a stream record's item was written with (a message or outbox item's `traceId`),
+ * else the stream record's own id: its events are read under it and carry it on to the topic.
+ */
+const traceIdOfStreamRecord = (record: DynamoDBRecord) => traceIdOf(record.dynamodb?.NewImage?.traceId?.S, record.eventID);
+
 interface Pending {
   readonly recordIndex: number;
   readonly event: DomainEvent;
   readonly body: string;
+  readonly traceId: string;
 }
 
 /** Counted for each stream record handed back unpublished; the `EventsPublishFailedAlarm` watches it. */
@@ -42,24 +51,27 @@ export async function publishRecords(records: readonly DynamoDBRecord[]): Promis
   };
   const pending: Pending[] = [];
   await Promise.all(
-    records.map(async (record, recordIndex) => {
-      try {
-        for (const event of await eventsOfRecord(record)) pending.push({ recordIndex, event, body: asciiJson(event) });
-      } catch (error) {
-        if (error instanceof EventCatalogueError) {
-          logger.error('a stream record carries an event the catalogue refuses; passed over', {
+    records.map((record, recordIndex) =>
+      withTraceId(traceIdOfStreamRecord(record), async () => {
+        try {
+          const traceId = traceIdOfStreamRecord(record);
+          for (const event of await eventsOfRecord(record)) pending.push({ recordIndex, event, body: asciiJson(event), traceId });
+        } catch (error) {
+          if (error instanceof EventCatalogueError) {
+            logger.error('a stream record carries an event the catalogue refuses; passed over', {
+              error: error as Error,
+              sequenceNumber: record.dynamodb?.SequenceNumber,
+            });
+            return;
+          }
+          logger.error('reading the events of a stream record failed', {
             error: error as Error,
             sequenceNumber: record.dynamodb?.SequenceNumber,
           });
-          return;
+          fail(recordIndex);
         }
-        logger.error('reading the events of a stream record failed', {
-          error: error as Error,
-          sequenceNumber: record.dynamodb?.SequenceNumber,
-        });
-        fail(recordIndex);
-      }
-    }),
+      }),
+    ),
   );
   pending.sort((a, b) => a.recordIndex - b.recordIndex);
 

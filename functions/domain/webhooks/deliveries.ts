@@ -8,6 +8,7 @@ import type { DomainEvent } from '#shared/events';
 import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { OutboundError, send } from '#shared/outbound';
+import { currentTraceId } from '#shared/request-context';
 import { startWebhookRetry } from '#shared/workflows';
 import { subscribersOf, webhookSecretBinding } from './registrations';
 import { openSecret } from './secrets';
@@ -17,6 +18,8 @@ import { signBody, signTimestamped } from './signing';
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
 
 export const WEBHOOK_FAILED_METRIC = 'webhook_delivery_failed';
+/** Counted for each delivery a receiver took: beside the failures, the dashboard's failure rate. */
+export const WEBHOOK_DELIVERED_METRIC = 'webhook_delivered';
 
 /** Scaled by `WEBHOOK_RETRY_TIME_SCALE` so tests and local runs keep the schedule's proportions. */
 export function delayAfterAttemptMs(attempt: number): number {
@@ -31,6 +34,8 @@ export interface AttemptState {
   readonly status: DeliveryStatus;
   /** When the next attempt is due; the state machine's Wait state waits until then. */
   readonly nextAttemptAt: string | null;
+  /** The trace id the schedule runs under: each attempt task makes it current again. */
+  readonly traceId?: string;
 }
 
 /** Stable per event and registration, so an event delivered twice (or republished) makes one delivery. */
@@ -75,7 +80,7 @@ export async function dispatchEvent(event: DomainEvent): Promise<{ deliveries: n
  */
 async function startRetries(state: AttemptState, executionName: string): Promise<void> {
   try {
-    await startWebhookRetry({ ...state }, executionName);
+    await startWebhookRetry({ ...state, traceId: currentTraceId() }, executionName);
   } catch (error) {
     if ((error as { name?: string }).name !== 'ExecutionAlreadyExists') throw error;
   }
@@ -89,6 +94,7 @@ async function createDelivery(event: DomainEvent, webhook: WebhookItem): Promise
     deliveryId,
     webhookId: webhook.webhookId,
     eventType: event.type,
+    traceId: currentTraceId(),
     body: JSON.stringify({ type: event.type, projectId: event.projectId, payload: event.payload, createdAt: event.createdAt }),
   });
 }
@@ -136,6 +142,8 @@ async function signedHeaders(webhook: WebhookItem, delivery: DeliveryItem): Prom
     'x-service-event': delivery.eventType,
     'x-service-project-id': delivery.projectId,
     'x-service-delivery-id': delivery.deliveryId,
+    // The id of the request that caused the event, for the receiver to quote; a replay keeps it.
+    ...(delivery.traceId ? { 'x-trace-id': delivery.traceId } : {}),
   };
 }
 
@@ -170,6 +178,8 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
     logger.warn('delivery changed during an attempt; leaving it to the other attempt', { deliveryId });
     return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
   }
+  logger.info('webhook attempt', { deliveryId, attempt, status, httpStatus: outcome.httpStatus });
+  if (delivered) countMetric(WEBHOOK_DELIVERED_METRIC);
   if (status === 'failed') {
     countMetric(WEBHOOK_FAILED_METRIC);
     logger.warn('webhook delivery failed', { deliveryId, attempts: attempt, lastError: outcome.error });

@@ -11,6 +11,8 @@ export interface GiveUpInput {
   readonly projectId: string;
   readonly deliveryId: string;
   readonly giveUp: { readonly Error?: string; readonly Cause?: string };
+  /** Not passed by the machine's give-up step (see the ASL's comment); typed so the task reads both inputs alike. */
+  readonly traceId?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ERASED_USER_ID } from '#shared/ids';
+import { currentTraceId } from '#shared/request-context';
 import * as z from '#shared/schema';
 import { getAll } from './batch';
 import { db, tableName } from './client';
@@ -65,6 +66,11 @@ export const messageItem = z.object({
   bridged: z.optional(z.literal(true)),
   /** The bridge a bridged platform's message came in through, which the relay does not send it back to. */
   viaBridge: z.optional(z.string()),
+  /**
+   * The trace id of the request that sent it: the item is the outbox of its `message.created`, so
+   * the publisher hands the id on with the events (docs/operations.md, "Trace ids"). Never shown.
+   */
+  traceId: z.optional(z.string()),
 });
 export type MessageItem = z.infer<typeof messageItem>;
 
@@ -154,8 +160,10 @@ export async function putNewMessage(item: MessageItem): Promise<boolean> {
           gsi1pk: threadIndexPk(item.projectId, item.roomId, item.thread_root),
           gsi1sk: threadIndexSk({ root: item.thread_root, depth: item.thread_depth ?? 1, path: item.thread_path ?? '' }, item.id),
         };
+  const traceId = item.traceId ?? currentTraceId();
   return putIfAbsent({
     ...item,
+    ...(traceId ? { traceId } : {}),
     ...threadKeys,
     gsi2pk: authoredMessagesPk(item.projectId, item.userId),
     gsi2sk: authoredMessageSk(item.roomId, item.id),

@@ -1,5 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DomainEvent } from '#shared/events';
+import { currentTraceId } from '#shared/request-context';
 import { putAll } from './batch';
 import { db, tableName } from './client';
 import { OUTBOX_SK_PREFIX, projectPk } from './keys';
@@ -21,10 +22,16 @@ export const outboxKey = (projectId: string, eventId: string) => ({
 /** Two days: past the stream's retention and any subscriber's redelivery of the same event. */
 export const OUTBOX_RETENTION_SECONDS = 2 * 24 * 3600;
 
+/**
+ * The item: the event, and beside it the trace id of the request that wrote it, which the
+ * publisher hands on with the event (an attribute of the same item: no request more).
+ */
 export function outboxItem(event: DomainEvent) {
+  const traceId = currentTraceId();
   return {
     ...outboxKey(event.projectId, event.id),
     event,
+    ...(traceId ? { traceId } : {}),
     ttl: Math.floor(Date.now() / 1000) + OUTBOX_RETENTION_SECONDS,
   };
 }

@@ -8,7 +8,7 @@ import { type MessageItem, messageItem } from './message';
 /** What an item the table stream reports as new carries for the events publisher. */
 export type InsertedItem =
   | { readonly kind: 'message'; readonly message: MessageItem }
-  | { readonly kind: 'outbox'; readonly event: unknown };
+  | { readonly kind: 'outbox'; readonly event: unknown; readonly traceId?: string };
 
 /**
  * The message or outbox item a stream record inserted, `undefined` for any other record. An image
@@ -30,6 +30,8 @@ export function insertedItem(record: DynamoDBRecord): InsertedItem | undefined {
     if (!message.success) throw new EventCatalogueError(`Message item ${sk} does not match its schema: ${message.error.message}`);
     return { kind: 'message', message: message.data };
   }
-  if (sk.startsWith(OUTBOX_SK_PREFIX)) return { kind: 'outbox', event: item.event };
+  if (sk.startsWith(OUTBOX_SK_PREFIX)) {
+    return { kind: 'outbox', event: item.event, ...(typeof item.traceId === 'string' ? { traceId: item.traceId } : {}) };
+  }
   return undefined;
 }

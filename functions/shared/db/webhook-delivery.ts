@@ -23,6 +23,8 @@ export const deliveryItem = z.object({
   webhookId: z.string(),
   eventType: z.string(),
   body: z.string(),
+  /** The trace id of the request that caused the event (docs/operations.md, "Trace ids"); sent as `X-Trace-Id`. */
+  traceId: z.optional(z.string()),
   status: deliveryStatus,
   attempt_count: z.number().check(z.int()),
   next_attempt_at: z.nullable(z.string()),
@@ -44,6 +46,7 @@ export function toDelivery(item: DeliveryItem) {
     id: item.deliveryId,
     webhookId: item.webhookId,
     eventType: item.eventType,
+    traceId: item.traceId ?? null,
     status: item.status,
     attempt_count: item.attempt_count,
     next_attempt_at: item.next_attempt_at,
@@ -65,7 +68,7 @@ export async function findDelivery(projectId: string, deliveryId: string): Promi
  * derived from the event and the registration, so that is a redelivered event.
  */
 export async function createDelivery(
-  delivery: Pick<DeliveryItem, 'projectId' | 'deliveryId' | 'webhookId' | 'eventType' | 'body'>,
+  delivery: Pick<DeliveryItem, 'projectId' | 'deliveryId' | 'webhookId' | 'eventType' | 'body'> & { readonly traceId?: string | undefined },
 ): Promise<DeliveryItem | undefined> {
   const now = new Date().toISOString();
   const item: DeliveryItem = {
@@ -76,6 +79,7 @@ export async function createDelivery(
     deliveryId: delivery.deliveryId,
     webhookId: delivery.webhookId,
     eventType: delivery.eventType,
+    ...(delivery.traceId ? { traceId: delivery.traceId } : {}),
     body: delivery.body,
     status: 'pending',
     attempt_count: 0,

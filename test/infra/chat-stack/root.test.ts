@@ -507,8 +507,8 @@ describe('observability', () => {
         // failed batches arriving and the iterator age
         2 * streamConsumers.length +
         // 5xx, p99 latency, WebSocket integration errors, Lambda throttles, account concurrency, table throttles,
-        // event topic delivery failures, events publish failures, webhook deliveries failed
-        9,
+        // event topic delivery failures, events publish failures, webhook deliveries failed, push failures
+        10,
     );
     expect(new Set(alarms)).toEqual(new Set(['[[<alarm topic>], [<alarm topic>]]']));
   });
@@ -575,11 +575,26 @@ describe('observability', () => {
       'ApproximateNumberOfMessagesVisible',
       'ConnectCount',
       'webhook_delivery_failed',
+      // webhook and push failure rates, WebSocket latency, Lambda concurrency
+      'webhook_delivered',
+      'push_failed',
+      'IntegrationLatency',
+      'ConcurrentExecutions',
+      'ClaimedAccountConcurrency',
+      'MessageCount',
+      '4xx',
+      'ApproximateAgeOfOldestMessage',
       'ExecutionsStarted',
       'ExecutionsFailed',
     ]) {
       expect(text, metric).toContain(`\\"${metric}\\"`);
     }
+    for (const title of ['HTTP API latency', 'WebSocket API latency', 'Webhook deliveries', 'Push notifications', 'Lambda concurrency']) {
+      expect(text, title).toContain(title);
+    }
+    expect(text).toContain('p50');
+    expect(text).toContain('failure rate %');
+    expect(text).toContain('push failures %');
     for (const view of main.views.values()) {
       expect(text, view.area.id).toContain(`## ${view.area.id}`);
       const composite = Object.keys(view.template.findResources('AWS::CloudWatch::CompositeAlarm'))[0];

@@ -88,11 +88,11 @@ describe('errorResponse', () => {
     expect(answer.headers).toEqual({ 'x-trace-id': 'trace-5xx', 'content-type': 'application/json' });
     expect(answer.body).not.toContain('chat-prod');
     expect(JSON.parse(answer.body)).toEqual({
-      error: { code, message: expect.stringMatching(/; quote trace id trace-5xx$/) },
+      error: { code, message: expect.stringMatching(/; quote trace id trace-5xx$/), traceId: 'trace-5xx' },
     });
   });
 
-  it('passes a 4xx through as written, with its own headers (Retry-After)', async () => {
+  it('passes a 4xx through as written, with its own headers (Retry-After) and the trace id', async () => {
     // Prepare
     const handler = pipeline(async () => {
       throw new RateLimitedError(7);
@@ -109,7 +109,12 @@ describe('errorResponse', () => {
     expect(answer.statusCode).toBe(429);
     expect(answer.headers).toEqual({ 'x-trace-id': 'trace-429', 'content-type': 'application/json', 'Retry-After': '7' });
     expect(JSON.parse(answer.body)).toEqual({
-      error: { code: 'rate_limited', message: 'Rate limit exceeded; retry after 7 s', details: { retryAfterSeconds: 7 } },
+      error: {
+        code: 'rate_limited',
+        message: 'Rate limit exceeded; retry after 7 s',
+        details: { retryAfterSeconds: 7 },
+        traceId: 'trace-429',
+      },
     });
   });
 });
