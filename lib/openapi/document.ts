@@ -79,7 +79,11 @@ const ERROR_SCHEMA: JsonSchema = {
       required: ['code', 'message'],
       properties: {
         code: { type: 'string', description: 'Stable, machine-readable; the table of codes is in docs/api.md' },
-        traceId: { type: 'string', description: 'On every answer of a route\'s function: the request\'s `X-Trace-Id` (echoed in the header too), to quote when asking about it' },
+        traceId: {
+          type: 'string',
+          description:
+            "On every answer of a route's function: the request's `X-Trace-Id` (echoed in the header too), to quote when asking about it",
+        },
         message: { type: 'string', description: 'For people; a 5xx hides the cause behind the trace id' },
         details: { description: 'Per code: for `validation_failed`, one `{ field, message }` per offending field' },
       },
