@@ -59,6 +59,7 @@ export const rooms: Area = {
       handler: 'http/rooms/add-member.ts',
       auth: 'userOrService',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'rooms.member_set', target: ['body.userId', 'body.role'] },
       summary: 'Add or promote a member (room owner, moderator or admin)',
     },
     {
@@ -68,6 +69,7 @@ export const rooms: Area = {
       handler: 'http/rooms/remove-member.ts',
       auth: 'userOrService',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'rooms.member_remove' },
       summary: 'Remove a member (self, room owner, moderator or admin); the membership event closes their sockets to the room',
     },
     {

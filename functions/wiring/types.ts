@@ -49,7 +49,8 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_REPORTS_PER_MINUTE'
   | 'RATE_LIMIT_UPLOADS_PER_MINUTE'
   | 'RATE_LIMIT_CALL_TOKENS_PER_MINUTE'
-  | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE';
+  | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE'
+  | 'RATE_LIMIT_MARKETPLACE_REFUSALS_PER_IP_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs
@@ -120,7 +121,29 @@ export interface HttpRoute {
   readonly timeoutSeconds?: number;
   /** A browser script the handler serves (`readWebBundle` of `#shared/web-bundles`). */
   readonly browserBundle?: BrowserBundle;
+  /**
+   * The route is a privileged action (`isPrivilegedRoute` of `functions/wiring/audit.ts`): the HTTP
+   * pipeline writes one audit event for each request it answers 2xx or 403 (`docs/audit.md`).
+   */
+  readonly audit?: AuditEntry;
   readonly summary: string;
+}
+
+/**
+ * A request field copied into an audit event's `target`: `body.userId`, `query.userId`,
+ * `response.id`. Path parameters are always copied. Only ids and small settings belong here, never
+ * a secret, a token, a key or message text.
+ */
+export type AuditTargetField = `${'body' | 'query' | 'response'}.${string}`;
+
+/** How an HTTP route's audit events read (`functions/edge/middlewares/audit.ts`). */
+export interface AuditEntry {
+  /** Stable dotted name, `<area>.<verb>`: `webhooks.register`, `keys.rotate`, `gdpr.delete`. */
+  readonly action: string;
+  /** Further fields of the target besides the path parameters. */
+  readonly target?: readonly AuditTargetField[];
+  /** The GDPR subject the caller's token acts for (`sub`) goes into the target as `subject`. */
+  readonly subject?: true;
 }
 
 /**
