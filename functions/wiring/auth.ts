@@ -22,7 +22,7 @@ export const auth: Area = {
       handler: 'http/platform/rotate-project-keys.ts',
       auth: 'operator',
       bindings: ['table:read', 'table:write', 'secret:operator-key', 'secret:signing-key'],
-      audit: { action: 'keys.rotate', target: ['body.apiKey', 'body.signingSecret'] },
+      audit: { action: 'keys.rotate' },
       summary: 'Replace a project API key and/or JWT signing secret',
     },
     {
