@@ -26,7 +26,6 @@ export const calls: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:write'],
-      audit: { action: 'calls.voice_metrics_record' },
       summary: 'Record client-measured voice AI latencies (realtime, chunked REST, barge-in), one or a batch of up to 100',
     },
     {

@@ -59,7 +59,6 @@ export const rooms: Area = {
       handler: 'http/rooms/add-member.ts',
       auth: 'userOrService',
       bindings: ['table:read', 'table:write'],
-      audit: { action: 'rooms.member_set', target: ['body.userId', 'body.role'] },
       summary: 'Add or promote a member (room owner, moderator or admin)',
     },
     {
@@ -69,7 +68,8 @@ export const rooms: Area = {
       handler: 'http/rooms/remove-member.ts',
       auth: 'userOrService',
       bindings: ['table:read', 'table:write'],
-      audit: { action: 'rooms.member_remove' },
+      // Someone else removed (a kick by the owner or a moderator), not a member leaving: leaving is routine.
+      audit: { action: 'rooms.member_remove', only: { field: 'params.userId', notCaller: true } },
       summary: 'Remove a member (self, room owner, moderator or admin); the membership event closes their sockets to the room',
     },
     {

@@ -24,7 +24,7 @@ export const support: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
-      audit: { action: 'support.canned_response_create', target: ['response.id'] },
+      audit: { action: 'support.canned_response_create', target: ['response.responseId'] },
       summary: 'Add a canned response (its shortcut unique in the project; 100 at most)',
     },
     {

@@ -136,6 +136,16 @@ export interface HttpRoute {
  */
 export type AuditTargetField = `${'body' | 'query' | 'response'}.${string}`;
 
+/**
+ * When a route that many callers use routinely writes an event: only for the requests that grant
+ * or take away a privilege. Plain data, read by the audit middleware on the validated request.
+ */
+export type AuditCondition =
+  /** The field (a role, or a list of roles; absent reads as `member`) holds `roleAtLeast` or a higher role. */
+  | { readonly field: `${'body' | 'query'}.${string}`; readonly roleAtLeast: Role }
+  /** The path parameter names a user other than the caller (someone else removed, not a user leaving). */
+  | { readonly field: `params.${string}`; readonly notCaller: true };
+
 /** How an HTTP route's audit events read (`functions/edge/middlewares/audit.ts`). */
 export interface AuditEntry {
   /** Stable dotted name, `<area>.<verb>`: `webhooks.register`, `keys.rotate`, `gdpr.delete`. */
@@ -144,6 +154,11 @@ export interface AuditEntry {
   readonly target?: readonly AuditTargetField[];
   /** The GDPR subject the caller's token acts for (`sub`) goes into the target as `subject`. */
   readonly subject?: true;
+  /**
+   * Only requests that meet it are audited, for a high-volume route whose routine requests grant
+   * nothing (`POST /auth/token` for every login; docs/audit.md, "What is audited"). @default every request
+   */
+  readonly only?: AuditCondition;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { httpRoutes } from '#wiring';
-import { isPrivilegedRoute, SENSITIVE_USER_ROUTES } from '#wiring/audit';
+import { isPrivilegedRoute, SENSITIVE_USER_ROUTES, UNAUDITED_ROUTES } from '#wiring/audit';
 
 /**
  * Every privileged route of the wiring table (`isPrivilegedRoute`: a change open only to the
@@ -23,9 +23,20 @@ describe('audit entries of the wiring table', () => {
     expect(new Set(actions).size).toBe(actions.length);
   });
 
-  it('list sensitive user routes that exist', () => {
+  it('list sensitive user routes and unaudited routes that exist', () => {
     // Assess
     expect(SENSITIVE_USER_ROUTES.filter((id) => !httpRoutes.some((route) => route.id === id))).toEqual([]);
+    expect(Object.keys(UNAUDITED_ROUTES).filter((id) => !httpRoutes.some((route) => route.id === id))).toEqual([]);
+  });
+
+  it('audit POST /auth/token only for a token of moderator or above, and room member removals only by someone else', () => {
+    // Prepare
+    const entry = (id: string) => httpRoutes.find((route) => route.id === id)?.audit;
+
+    // Assess
+    expect(entry('CreateToken')?.only).toEqual({ field: 'body.roles', roleAtLeast: 'moderator' });
+    expect(entry('RemoveRoomMember')?.only).toEqual({ field: 'params.userId', notCaller: true });
+    expect(entry('AddRoomMember')).toBeUndefined();
   });
 
   it('copy only ids from bodies and answers, never a field that holds a secret or text', () => {

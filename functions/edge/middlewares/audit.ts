@@ -5,7 +5,7 @@ import type { Principal } from '#shared/auth';
 import type { AuditActor, AuditTarget } from '#shared/db/audit-event';
 import { HttpError } from '#shared/errors';
 import { logger } from '#shared/logger';
-import { type AuditEntry, type HttpRoute, ROLES } from '#wiring';
+import { type AuditCondition, type AuditEntry, type HttpRoute, ROLES, type Role } from '#wiring';
 
 interface AuditContext extends Context {
   traceId: string;
@@ -76,6 +76,25 @@ function targetOf(
 }
 
 /**
+ * Whether the request meets the entry's `only` condition: a role field at or above its floor (an
+ * absent one reads as `member`, the role a token without `roles` carries), or a path parameter
+ * naming someone other than the calling user.
+ */
+function meets(condition: AuditCondition | undefined, request: Request<AuditedEvent, unknown, Error, AuditContext>): boolean {
+  if (!condition) return true;
+  const { event, context } = request;
+  const [part, name = ''] = condition.field.split('.', 2) as ['body' | 'query' | 'params', string];
+  const source = part === 'params' ? (context.input?.params ?? event.pathParameters) : context.input?.[part];
+  const value = fieldOf(source, name);
+  if ('notCaller' in condition) {
+    const principal = context.principal;
+    return !(principal?.kind === 'user' && principal.userId === value);
+  }
+  const roles = (Array.isArray(value) ? value : [value ?? 'member']).filter((role): role is Role => ROLES.includes(role as Role));
+  return roles.some((role) => ROLES.indexOf(role) >= ROLES.indexOf(condition.roleAtLeast));
+}
+
+/**
  * Writes the audit event of a privileged route (its wiring-table `audit` entry): exactly one per
  * request the route answers 2xx (`succeeded`) or 403 (`denied`, an authenticated caller refused:
  * what a SIEM watches for). Other refusals (400, 401, 404, 409, 429) change nothing and are not
@@ -83,12 +102,13 @@ function targetOf(
  * and the fields the entry names, ids only), when, the trace id and the status; never a body.
  *
  * A success whose event cannot be written fails the request (500 `audit_unavailable`, after
- * retries): see `recordAuditEvent`. A denial's failed write is logged and the 403 stands.
+ * retries): see `recordAuditEvent`. A denial's failed write is logged and the 403 stands. A route
+ * with an `only` condition audits just the requests that meet it (a token of moderator or above).
  */
 export function auditTrail<E extends AuditedEvent, C extends AuditContext>(route: HttpRoute): MiddlewareObj<E, unknown, Error, C> {
   const entry = route.audit;
   const write = async (request: Request<E, unknown, Error, C>, status: number, answer: Answer | undefined) => {
-    if (!entry) return;
+    if (!entry || !meets(entry.only, request as unknown as Request<AuditedEvent, unknown, Error, AuditContext>)) return;
     const { context } = request;
     const target = targetOf(entry, request as unknown as Request<AuditedEvent, unknown, Error, AuditContext>, answer);
     // Operator routes name their project in the path or the answer (`POST /platform/projects`).
