@@ -222,7 +222,7 @@ export const ERROR_CODES = {
   marketplace_not_configured: {
     status: 503,
     meaning:
-      'The marketplace audit callback is not set up on this service (the `marketplace-audit` secret, `MARKETPLACE_AUDIT_SECRET`, unset)',
+      'The marketplace audit callback is not set up on this service (the `marketplace-signing` secret, `MARKETPLACE_AUDIT_SECRET`, unset)',
   },
   ai_not_configured: { status: 503, meaning: 'AI is not configured on this service (`AI_BASE_URL` unset)' },
   attachments_not_configured: {

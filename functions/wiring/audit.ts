@@ -54,7 +54,7 @@ export const audit: Area = {
       method: 'POST',
       path: '/internal/marketplace/audit-result',
       handler: 'http/audit/record-marketplace-result.ts',
-      // The marketplace signs with the shared `marketplace-audit` secret (X-Service-Signature).
+      // The marketplace signs with the shared `marketplace-signing` secret (X-Service-Signature).
       auth: 'none',
       // One caller for every tenant: count what it refuses (forged or stale signatures) per address,
       // never the marketplace's genuine results.
@@ -64,7 +64,7 @@ export const audit: Area = {
         counts: 'refusals',
         setting: 'RATE_LIMIT_MARKETPLACE_REFUSALS_PER_IP_PER_MINUTE',
       },
-      bindings: ['table:read', 'table:write', 'secret:marketplace-audit'],
+      bindings: ['table:read', 'table:write', 'secret:marketplace-signing'],
       summary: "Store a marketplace audit result for a project's app, agent or bridge (HMAC-signed), with its audit event",
     },
   ],

@@ -71,7 +71,8 @@ export const secretDefinitions = {
     generate: undefined,
     retain: false,
   },
-  'marketplace-audit': {
+  // Not `marketplace-audit`: its ARN variable, MARKETPLACE_AUDIT_SECRET_ARN, would spell the setting's name.
+  'marketplace-signing': {
     setting: 'MARKETPLACE_AUDIT_SECRET',
     summary:
       'Shared secret the marketplace signs POST /internal/marketplace/audit-result with (X-Service-Signature); the operator puts it (it holds `unset` until then, and the route answers 503)',

@@ -34,7 +34,7 @@ const refused = (message: string) => new UnauthorizedError('invalid_service_sign
 
 /**
  * Checks `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` under
- * the `marketplace-audit` secret, on the bytes as sent and before anything is parsed: 503 while
+ * the `marketplace-signing` secret, on the bytes as sent and before anything is parsed: 503 while
  * the secret is not set, 401 `invalid_service_signature` for a missing, malformed, wrong or stale
  * one (outside {@link MARKETPLACE_SIGNATURE_WINDOW_SECONDS}).
  */
@@ -43,7 +43,7 @@ export async function verifyMarketplaceSignature(
   rawBody: Buffer,
   nowSeconds = Date.now() / 1000,
 ): Promise<void> {
-  const secret = await secretValue('marketplace-audit');
+  const secret = await secretValue('marketplace-signing');
   if (!secret) {
     throw new NotConfiguredError(
       'marketplace_not_configured',
