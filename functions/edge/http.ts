@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { auditTrail } from '#edge/middlewares/audit';
 import { type AuthenticatedContext, type AuthenticationOptions, authentication } from '#edge/middlewares/authentication';
 import { errorResponse } from '#edge/middlewares/error-response';
 import { readJsonBody } from '#edge/middlewares/json-body';
@@ -94,6 +95,7 @@ export function httpHandler<
         path: event.rawPath,
       })),
     )
+    .use(auditTrail<APIGatewayProxyEventV2, HttpContext>(route))
     .use(validation(schemas))
     .handler(async (event, context) => {
       const { input, principal } = context;

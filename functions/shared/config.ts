@@ -63,6 +63,13 @@ const configSchema = z.object({
    * (times every webhook) and a push. Later ones stay in the text and announce nothing.
    */
   MESSAGE_MAX_MENTIONS: positiveInt(20),
+  /** Days an audit event is kept (DynamoDB TTL on `ttl`) before it expires (docs/audit.md). */
+  AUDIT_RETENTION_DAYS: positiveInt(365),
+  /**
+   * Refusals of `POST /internal/marketplace/audit-result` (bad, missing or stale signatures,
+   * malformed bodies) per source address per minute; past it the address gets 429 until the minute ends.
+   */
+  RATE_LIMIT_MARKETPLACE_REFUSALS_PER_IP_PER_MINUTE: positiveInt(30),
   /** Days a notification and an activity feed entry are kept (DynamoDB TTL) before they expire, read or not. */
   NOTIFICATION_RETENTION_DAYS: positiveInt(90),
   /** Rooms a user (not the API key) creates per minute. */

@@ -96,6 +96,11 @@ export const ERROR_CODES = {
     meaning:
       'A Pusher trigger API request whose `auth_key`, `auth_timestamp` (10 minutes either way), `auth_version`, `body_md5` or `auth_signature` is missing or wrong: nothing is published',
   },
+  invalid_service_signature: {
+    status: 401,
+    meaning:
+      'A marketplace audit result whose `X-Service-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256>`) is missing, malformed or wrong, or whose `t` is outside the 5-minute window: nothing is stored',
+  },
   quota_exceeded: { status: 402, meaning: "The project's monthly AI quota is used up; it renews on the first of the month (UTC)" },
   forbidden: { status: 403, meaning: "The caller's role is too low for the action" },
   not_a_member: { status: 403, meaning: 'The caller is not a member of the room (private rooms, sockets, room keys)' },
@@ -205,10 +210,20 @@ export const ERROR_CODES = {
   sign_in_locked: { status: 429, meaning: 'Too many failed sign-ins of that user; `Retry-After` says when to try again' },
   too_many_streams: { status: 429, meaning: 'The user or project has every SSE stream it may have open; `Retry-After` as above' },
   internal_error: { status: 500, meaning: 'An unexpected failure; the message carries the trace id, details are only logged' },
+  audit_unavailable: {
+    status: 500,
+    meaning:
+      'A privileged action whose audit event could not be written (after retries): the action may have taken effect; read it back before trying again',
+  },
   ai_provider_error: { status: 502, meaning: 'The AI provider failed (unreachable, or an error status)' },
   ai_timeout: { status: 502, meaning: 'The AI provider did not answer in time' },
   ai_bad_response: { status: 502, meaning: "The AI provider's answer was unusable (no text, too large, not JSON)" },
   bad_gateway: { status: 502, meaning: 'A handler failed before it could answer', only: 'local' },
+  marketplace_not_configured: {
+    status: 503,
+    meaning:
+      'The marketplace audit callback is not set up on this service (the `marketplace-signing` secret, `MARKETPLACE_AUDIT_SECRET`, unset)',
+  },
   ai_not_configured: { status: 503, meaning: 'AI is not configured on this service (`AI_BASE_URL` unset)' },
   attachments_not_configured: {
     status: 503,

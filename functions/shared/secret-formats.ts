@@ -27,6 +27,10 @@ export const secretFormats = {
   'calls-secret': z
     .string()
     .check(z.minLength(32, 'must be at least 32 characters'), z.maxLength(4096), z.regex(/^\S+$/, 'must be one secret without spaces')),
+  // An HMAC-SHA256 key: at least as long as the hash, as for the call server's.
+  'marketplace-signing': z
+    .string()
+    .check(z.minLength(32, 'must be at least 32 characters'), z.maxLength(4096), z.regex(/^\S+$/, 'must be one secret without spaces')),
   // CloudFront sends it as a header value: printable ASCII, no spaces, long enough not to be guessed.
   'origin-verify': z
     .string()

@@ -74,6 +74,7 @@ export const ai: Area = {
       handler: 'http/platform/set-ai-quota.ts',
       auth: 'operator',
       bindings: ['table:read', 'table:write', 'secret:operator-key'],
+      audit: { action: 'ai.quota_set', target: ['body.monthlyInvocations'] },
       summary: "Set (or clear, with null) a project's own monthly AI quota",
     },
     {
@@ -84,6 +85,7 @@ export const ai: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'agents.create', target: ['response.id', 'body.handle'] },
       summary: 'Create an in-room AI agent (name, handle, instructions, model)',
     },
     {
@@ -103,6 +105,7 @@ export const ai: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'agents.update' },
       summary: "Change an agent's name, instructions or model",
     },
     {
@@ -113,6 +116,7 @@ export const ai: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'agents.delete' },
       summary: 'Delete an agent',
     },
     {
@@ -148,6 +152,7 @@ export const ai: Area = {
       bindings: [...agentSpeaker],
       // The AI budget of the route (functions/domain/ai/assistant.ts) fits inside API Gateway's 30 s.
       timeoutSeconds: 29,
+      audit: { action: 'handoff.start' },
       summary: 'A human takes over from AI: context summary, an auto-claimed agent task, the handoff frame and event',
     },
     {
@@ -158,6 +163,7 @@ export const ai: Area = {
       auth: 'userOrService',
       minRole: 'moderator',
       bindings: messageWriter,
+      audit: { action: 'handoff.complete' },
       summary: 'Complete the handoff with a disposition code; the task is resolved and AI may answer again',
     },
     {
@@ -177,6 +183,7 @@ export const ai: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'agent_queue.dispositions_set' },
       summary: "Replace the project's own disposition codes",
     },
     {

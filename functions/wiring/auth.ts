@@ -12,6 +12,7 @@ export const auth: Area = {
       handler: 'http/platform/create-project.ts',
       auth: 'operator',
       bindings: ['table:read', 'table:write', 'secret:operator-key', 'secret:signing-key'],
+      audit: { action: 'projects.create', target: ['response.projectId'] },
       summary: 'Create a project (tenant); returns its API key and signing secret once',
     },
     {
@@ -21,6 +22,7 @@ export const auth: Area = {
       handler: 'http/platform/rotate-project-keys.ts',
       auth: 'operator',
       bindings: ['table:read', 'table:write', 'secret:operator-key', 'secret:signing-key'],
+      audit: { action: 'keys.rotate' },
       summary: 'Replace a project API key and/or JWT signing secret',
     },
     {
@@ -30,6 +32,13 @@ export const auth: Area = {
       handler: 'http/auth/create-token.ts',
       auth: 'apiKey',
       bindings: ['table:read', 'secret:signing-key'],
+      // Customer backends mint a token at every login: only a token of moderator or above (a privilege
+      // granted) is audited, or the audit log would be a login log (docs/audit.md).
+      audit: {
+        action: 'tokens.issue',
+        target: ['body.userId', 'body.roles', 'body.sub', 'body.expiresIn'],
+        only: { field: 'body.roles', roleAtLeast: 'moderator' },
+      },
       summary: 'Mint a user JWT for the API key project',
     },
     {
@@ -49,6 +58,7 @@ export const auth: Area = {
       handler: 'http/auth/set-user-credentials.ts',
       auth: 'apiKey',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'credentials.set' },
       summary: 'Set a user password and roles for sign-in',
     },
   ],

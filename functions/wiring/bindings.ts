@@ -71,6 +71,14 @@ export const secretDefinitions = {
     generate: undefined,
     retain: false,
   },
+  // Not `marketplace-audit`: its ARN variable, MARKETPLACE_AUDIT_SECRET_ARN, would spell the setting's name.
+  'marketplace-signing': {
+    setting: 'MARKETPLACE_AUDIT_SECRET',
+    summary:
+      'Shared secret the marketplace signs POST /internal/marketplace/audit-result with (X-Service-Signature); the operator puts it (it holds `unset` until then, and the route answers 503)',
+    generate: undefined,
+    retain: false,
+  },
   'origin-verify': {
     setting: 'EDGE_ORIGIN_SECRET',
     summary: 'Value CloudFront sends as x-origin-verify to the APIs (edge: true); requests without it are refused',

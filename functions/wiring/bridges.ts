@@ -33,6 +33,7 @@ export const bridges: Area = {
       minRole: 'admin',
       // Secrets are sealed under `webhook-key`, as webhook secrets are.
       bindings: ['table:read', 'table:write', 'secret:webhook-key'],
+      audit: { action: 'bridges.create', target: ['response.id', 'body.platform', 'body.roomId'] },
       summary: 'Link a room to a Slack, Discord or Matrix channel; its secrets are sealed and never answered',
     },
     {
@@ -63,6 +64,7 @@ export const bridges: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write', 'secret:webhook-key'],
+      audit: { action: 'bridges.update' },
       summary: "Change a bridge's settings or replace its secrets (its platform and room stay)",
     },
     {
@@ -73,6 +75,7 @@ export const bridges: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'bridges.delete' },
       summary: 'Remove a bridge; the room stops relaying and the platform webhook answers 404',
     },
     {

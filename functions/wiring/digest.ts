@@ -60,6 +60,7 @@ export const digest: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['queue:Digest'],
+      audit: { action: 'digest.run', target: ['body.digestDate', 'body.maxUsers'] },
       summary: "Queue the project's digest of one date now, whatever DAILY_DIGEST_ENABLED says",
     },
     {

@@ -10,6 +10,7 @@
 
 import { ai } from './ai.ts';
 import { attachments } from './attachments.ts';
+import { audit } from './audit.ts';
 import { auth } from './auth.ts';
 import type { Binding } from './bindings.ts';
 import { bridges } from './bridges.ts';
@@ -63,6 +64,7 @@ export const areas: readonly Area[] = [
   widget,
   bridges,
   pusher,
+  audit,
 ];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
@@ -78,10 +80,13 @@ export const schedules: readonly ScheduleEntry[] = areas.flatMap((area) => area.
 /**
  * A route's bindings with those its auth implies: verifying a user JWT opens the project's signing
  * secret, sealed under the `signing-key` secret. Functions that open it otherwise (sign tokens, an
- * optional token, the WebSocket handshake) list the binding themselves.
+ * optional token, the WebSocket handshake) list the binding themselves. An audited route writes its
+ * audit event to the table.
  */
-export function withAuthBindings(route: Pick<HttpRoute, 'auth' | 'bindings'>): readonly Binding[] {
+export function withAuthBindings(route: Pick<HttpRoute, 'auth' | 'bindings' | 'audit'>): readonly Binding[] {
   const implied: Binding[] = route.auth === 'user' || route.auth === 'userOrService' ? ['secret:signing-key'] : [];
+  // The audit middleware writes the route's audit event (functions/edge/middlewares/audit.ts).
+  if (route.audit) implied.push('table:read', 'table:write');
   return [...new Set([...route.bindings, ...implied])];
 }
 

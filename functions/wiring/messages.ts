@@ -50,6 +50,7 @@ export const messages: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: messageWriter,
+      audit: { action: 'messages.import', target: ['body.roomId', 'response.id'] },
       summary: 'Import one message, idempotent on clientMessageId',
     },
     {
@@ -60,6 +61,7 @@ export const messages: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: messageWriter,
+      audit: { action: 'messages.import_batch' },
       summary: 'Import up to 100 messages',
     },
     {
@@ -153,6 +155,7 @@ export const messages: Area = {
       auth: 'userOrService',
       minRole: 'moderator',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'moderation.report_decide', target: ['body.status'] },
       summary: 'Resolve or dismiss an open report',
     },
     {
@@ -173,6 +176,7 @@ export const messages: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'moderation.blocklist_replace' },
       summary: 'Replace the block list',
     },
     {

@@ -43,6 +43,7 @@ export const ops: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'flags.set' },
       summary: "Replace the project's feature flag overrides",
     },
     {

@@ -23,6 +23,7 @@ export const privacy: Area = {
       // The subject's uploads are listed from the attachments bucket.
       bindings: ['table:read', 'table:write', 'bucket:attachments:read'],
       timeoutSeconds: 29,
+      audit: { action: 'gdpr.export', subject: true },
       summary: "The token subject's data as a JSON attachment, or signed links to its staged parts when large (admins: any subject)",
     },
     {
@@ -46,6 +47,7 @@ export const privacy: Area = {
       // Closes the subject's sockets (the management API) and ends memberships with their events.
       bindings: [...messageWriter, 'bucket:attachments:write'],
       timeoutSeconds: 29,
+      audit: { action: 'gdpr.delete', subject: true },
       summary: "Erase the token subject's data within the project (resumable, idempotent); owner or admin",
     },
   ],

@@ -69,6 +69,7 @@ export const push: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write', 'secret:webhook-key'],
+      audit: { action: 'push.config_set' },
       summary: 'Set the push configuration of one environment; keys are stored sealed',
     },
     {

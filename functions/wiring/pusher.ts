@@ -35,6 +35,7 @@ export const pusher: Area = {
       minRole: 'admin',
       // The secret is sealed under `webhook-key`, as bridge secrets are.
       bindings: ['table:read', 'table:write', 'secret:webhook-key'],
+      audit: { action: 'pusher.app_rotate', target: ['response.appId'] },
       summary: "Create the project's Pusher app, or rotate its key and secret (the app id stays); the secret is answered only here",
     },
     {

@@ -68,6 +68,8 @@ export const rooms: Area = {
       handler: 'http/rooms/remove-member.ts',
       auth: 'userOrService',
       bindings: ['table:read', 'table:write'],
+      // Someone else removed (a kick by the owner or a moderator), not a member leaving: leaving is routine.
+      audit: { action: 'rooms.member_remove', only: { field: 'params.userId', notCaller: true } },
       summary: 'Remove a member (self, room owner, moderator or admin); the membership event closes their sockets to the room',
     },
     {

@@ -24,6 +24,7 @@ export const support: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'support.canned_response_create', target: ['response.responseId'] },
       summary: 'Add a canned response (its shortcut unique in the project; 100 at most)',
     },
     {
@@ -34,6 +35,7 @@ export const support: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'support.canned_response_update' },
       summary: "Change a canned response's title, content, shortcut or tags",
     },
     {
@@ -44,6 +46,7 @@ export const support: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'support.canned_response_delete' },
       summary: 'Delete a canned response',
     },
     {
@@ -63,6 +66,7 @@ export const support: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'support.business_hours_set' },
       summary: "Replace the project's support hours",
     },
     {
@@ -94,6 +98,7 @@ export const support: Area = {
       auth: 'userOrService',
       minRole: 'moderator',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'support.ticket_update', target: ['body.status'] },
       summary:
         "Move a ticket through its states (open, pending, solved, closed), assign it, change its priority; solving asks the requester's CSAT",
     },

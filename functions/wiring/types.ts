@@ -49,7 +49,8 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_REPORTS_PER_MINUTE'
   | 'RATE_LIMIT_UPLOADS_PER_MINUTE'
   | 'RATE_LIMIT_CALL_TOKENS_PER_MINUTE'
-  | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE';
+  | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE'
+  | 'RATE_LIMIT_MARKETPLACE_REFUSALS_PER_IP_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs
@@ -122,6 +123,11 @@ export interface HttpRoute {
   readonly browserBundle?: BrowserBundle;
   /** A built file the handler serves (`readWebBundle` of `#shared/web-bundles`), shipped as a browser bundle is. */
   readonly builtFile?: BuiltFile;
+  /**
+   * The route is a privileged action (`isPrivilegedRoute` of `functions/wiring/audit.ts`): the HTTP
+   * pipeline writes one audit event for each request it answers 2xx or 403 (`docs/audit.md`).
+   */
+  readonly audit?: AuditEntry;
   readonly summary: string;
 }
 
@@ -135,6 +141,38 @@ export interface HttpRoute {
 export type BuiltFile =
   | { readonly kind: 'openApiDocument'; readonly file: string }
   | { readonly kind: 'packageFile'; readonly module: string; readonly file: string };
+
+/**
+ * A request field copied into an audit event's `target`: `body.userId`, `query.userId`,
+ * `response.id`. Path parameters are always copied. Only ids and small settings belong here, never
+ * a secret, a token, a key or message text.
+ */
+export type AuditTargetField = `${'body' | 'query' | 'response'}.${string}`;
+
+/**
+ * When a route that many callers use routinely writes an event: only for the requests that grant
+ * or take away a privilege. Plain data, read by the audit middleware on the validated request.
+ */
+export type AuditCondition =
+  /** The field (a role, or a list of roles; absent reads as `member`) holds `roleAtLeast` or a higher role. */
+  | { readonly field: `${'body' | 'query'}.${string}`; readonly roleAtLeast: Role }
+  /** The path parameter names a user other than the caller (someone else removed, not a user leaving). */
+  | { readonly field: `params.${string}`; readonly notCaller: true };
+
+/** How an HTTP route's audit events read (`functions/edge/middlewares/audit.ts`). */
+export interface AuditEntry {
+  /** Stable dotted name, `<area>.<verb>`: `webhooks.register`, `keys.rotate`, `gdpr.delete`. */
+  readonly action: string;
+  /** Further fields of the target besides the path parameters. */
+  readonly target?: readonly AuditTargetField[];
+  /** The GDPR subject the caller's token acts for (`sub`) goes into the target as `subject`. */
+  readonly subject?: true;
+  /**
+   * Only requests that meet it are audited, for a high-volume route whose routine requests grant
+   * nothing (`POST /auth/token` for every login; docs/audit.md, "What is audited"). @default every request
+   */
+  readonly only?: AuditCondition;
+}
 
 /**
  * A `web/` entry point bundled for the browser and shipped with the function that serves it: CDK

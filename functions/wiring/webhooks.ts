@@ -22,6 +22,7 @@ export const webhooks: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write', 'secret:webhook-key'],
+      audit: { action: 'webhook.register', target: ['response.id', 'body.eventTypes'] },
       summary: 'Register a webhook; the signing secret is shown once',
     },
     {
@@ -42,6 +43,7 @@ export const webhooks: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'webhook.delete' },
       summary: 'Delete a webhook registration',
     },
     {
@@ -82,6 +84,7 @@ export const webhooks: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write', 'stateMachine:WebhookRetry'],
+      audit: { action: 'webhook.replay' },
       summary: 'Put a failed delivery back to pending and run its attempts again',
     },
   ],

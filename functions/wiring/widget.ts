@@ -35,6 +35,7 @@ export const widget: Area = {
       auth: 'userOrService',
       minRole: 'admin',
       bindings: ['table:read', 'table:write'],
+      audit: { action: 'widget.settings_set' },
       summary: "Replace the project's widget settings",
     },
     {

@@ -60,7 +60,7 @@ export class ChatSecrets extends Construct {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          secretId === 'fcm-legacy-key' || secretId === 'ai-key' || secretId === 'calls-secret'
+          secretId === 'fcm-legacy-key' || secretId === 'ai-key' || secretId === 'calls-secret' || secretId === 'marketplace-signing'
             ? "A provider's key: it is rotated in the provider's console, then put here by hand."
             : secretId === 'webhook-key' || secretId === 'signing-key'
               ? 'A data-encryption key for secrets stored in the table: a new key is added by hand as a key ring whose ' +

@@ -84,6 +84,8 @@ beforeAll(async () => {
     consumers: ['RealtimeWorker'],
     env: {
       CHAT_OPERATOR_KEY: OPERATOR_KEY,
+      // The marketplace callback checks signatures (and counts the refused ones) only with its secret set.
+      MARKETPLACE_AUDIT_SECRET: 'fuzz-marketplace-signing-secret-0123456789abcdef',
       RATE_LIMIT_MESSAGES_PER_MINUTE: String(LIMIT_PER_MINUTE),
       ...Object.fromEntries(rateLimited.map((rateLimit) => [rateLimit.setting, String(limitOf(rateLimit))])),
     },

@@ -79,7 +79,7 @@ describe('first-deploy checklist', () => {
     const cost = idleCost(templates);
     const dollars = (amount: number) => `$${amount.toFixed(2)}`;
 
-    expect(cost.secrets).toBe(7);
+    expect(cost.secrets).toBe(8);
     expect(checklist.text).toContain(`**about ${dollars(cost.monthlyDollars)} a month**`);
     expect(checklist.text).toContain(
       `${cost.alarms.alarms} alarms reading ${cost.alarms.alarmMetrics} metrics and ${cost.alarms.compositeAlarms} composite alarms, ${dollars(cost.alarms.monthlyDollars)}`,

@@ -4,6 +4,8 @@ import { startOpenAiServer } from './ai/openai-server';
 import { type BridgePlatformsInfo, startBridgePlatforms } from './bridge-platforms';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789abcdef';
+/** The secret the marketplace signs `POST /internal/marketplace/audit-result` with. */
+export const MARKETPLACE_AUDIT_SECRET = 'test-marketplace-audit-secret-0123456789abcdef';
 /** The LiveKit-compatible call server the shared runtime issues tokens for (no server runs: tokens are verified offline). */
 export const CALLS_SERVER = {
   url: 'wss://calls.example.test',
@@ -77,6 +79,8 @@ export default async function setup(project: TestProject) {
       CALLS_API_SECRET: CALLS_SERVER.apiSecret,
       RATE_LIMIT_CALL_TOKENS_PER_MINUTE: '1000',
       RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: '1000',
+      // The marketplace audit callback verifies its signatures (test/e2e/audit.test.ts; unset on a runtime of that file's own).
+      MARKETPLACE_AUDIT_SECRET: MARKETPLACE_AUDIT_SECRET,
       // The attachment suites and matrices upload as the same few users (test/e2e/attachments.test.ts holds the limit).
       RATE_LIMIT_UPLOADS_PER_MINUTE: '1000',
       // A failing webhook delivery ends `failed` within seconds rather than 96 minutes (the retry waits

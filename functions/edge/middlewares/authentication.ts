@@ -92,8 +92,9 @@ export function authentication(
   return {
     before: async ({ event, context }) => {
       const principal = await authenticate(route, event, options);
-      if (principal && route.minRole) requireRole(principal, route.minRole);
+      // On the context before the role check, so that a 403 is audited as the caller's (`auditTrail`).
       context.principal = principal;
+      if (principal && route.minRole) requireRole(principal, route.minRole);
     },
   };
 }

@@ -1,7 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type DeliveryItem, deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
 import { api, createTestProject, type TestProject, uniqueId } from '../../support/api';
 import {
   type Body,
@@ -14,7 +12,7 @@ import {
   set,
   type Variant,
 } from '../../support/matrices/validation-driver';
-import { raw, table } from '../../support/raw-table';
+import { seedFailedDelivery } from '../../support/webhook-deliveries';
 
 /** Bad input to the Webhooks area's routes (registrations, signature checks, deliveries); the checks are the matrix's (`validation-driver.ts`). */
 
@@ -37,39 +35,13 @@ const registerWebhook = async (secret?: string) =>
     })
   ).body.id as string;
 
-/**
- * Writes a failed delivery straight to the table, as the retry schedule leaves one. Its registration
- * does not exist, so the attempt a replay starts fails at once without sending anything.
- */
-async function seedFailedDelivery(projectId: string, deliveryId: string) {
-  const now = new Date().toISOString();
-  const item: DeliveryItem = {
-    ...deliveryKey(projectId, deliveryId),
-    gsi1pk: deliveriesIndexKey(projectId),
-    gsi1sk: `${now}#${deliveryId}`,
-    projectId,
-    deliveryId,
-    webhookId: `wh_${projectId}_${'0'.repeat(24)}`,
-    eventType: 'message.created',
-    body: VERIFY_BODY,
-    status: 'failed',
-    attempt_count: 5,
-    next_attempt_at: null,
-    last_http_status: 500,
-    last_error: 'HTTP 500',
-    createdAt: now,
-    updatedAt: now,
-  };
-  await raw.send(new PutCommand({ TableName: table(), Item: item }));
-}
-
 beforeAll(async () => {
   project = await createTestProject('validation-webhooks');
   let disposable: string[];
   [verifyWebhookId, disposable] = await Promise.all([
     registerWebhook(WEBHOOK_SECRET),
     Promise.all(Array.from({ length: 3 }, () => registerWebhook())),
-    seedFailedDelivery(project.projectId, failedDeliveryId),
+    seedFailedDelivery(project.projectId, failedDeliveryId, VERIFY_BODY),
   ]);
   disposableWebhookIds.push(...disposable);
 });

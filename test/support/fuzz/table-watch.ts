@@ -25,8 +25,15 @@ export const isRateLimitWindow = (change: TableChange) => /#RL#/.test(change.pk)
  */
 export const isSignInFailureRecord = (change: TableChange) => change.sk === 'SIGNIN_FAILURES';
 
-/** The writes a refusal may make: counters of what was refused. */
-export const isRefusalCounter = (change: TableChange) => isRateLimitWindow(change) || isSignInFailureRecord(change);
+/**
+ * A 403 to an authenticated caller on a privileged route is audited as `denied` (docs/audit.md):
+ * an append-only event in the project's audit partition, what a security team watches for.
+ */
+export const isDeniedAuditEvent = (change: TableChange) => change.kind === 'added' && change.pk.endsWith('#AUDIT');
+
+/** The writes a refusal may make: counters and records of what was refused. */
+export const isRefusalCounter = (change: TableChange) =>
+  isRateLimitWindow(change) || isSignInFailureRecord(change) || isDeniedAuditEvent(change);
 
 const keyOf = (item: Item) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 
