@@ -216,6 +216,11 @@ export class AreaStack extends NestedStack {
     }
     this.schedules = rules;
 
+    // The log groups it reads belong to every area; their subscription filters are the root stack's (docs/stats.md).
+    for (const subscriber of area.logSubscribers ?? []) {
+      create(entryOf(subscriber.id), { description: `Log subscriber ${subscriber.filterPattern}: ${subscriber.summary}` });
+    }
+
     // Bindings last: every function and state machine of the area exists by now.
     // Without the edge distribution nothing sends the origin header, so no function checks it.
     const deployed = (bindings: readonly Binding[]) =>

@@ -17,6 +17,8 @@ import { signBody, signTimestamped } from './signing';
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 3600] as const;
 
 export const WEBHOOK_FAILED_METRIC = 'webhook_delivery_failed';
+/** A delivery that reached its target (counted once, on the attempt that succeeded). */
+export const WEBHOOK_DELIVERED_METRIC = 'webhook_delivered';
 
 /** Scaled by `WEBHOOK_RETRY_TIME_SCALE` so tests and local runs keep the schedule's proportions. */
 export function delayAfterAttemptMs(attempt: number): number {
@@ -170,8 +172,9 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
     logger.warn('delivery changed during an attempt; leaving it to the other attempt', { deliveryId });
     return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
   }
+  if (status === 'delivered') countMetric(WEBHOOK_DELIVERED_METRIC, 1, { projectId });
   if (status === 'failed') {
-    countMetric(WEBHOOK_FAILED_METRIC);
+    countMetric(WEBHOOK_FAILED_METRIC, 1, { projectId });
     logger.warn('webhook delivery failed', { deliveryId, attempts: attempt, lastError: outcome.error });
   }
   return { projectId, deliveryId, status, nextAttemptAt };
