@@ -46,6 +46,26 @@ export const stats: Area = {
       bindings: ['table:read'],
       summary: "The project's alert events, newest first, each with when it fired and resolved",
     },
+    {
+      id: 'GetStatsObjectives',
+      method: 'GET',
+      path: '/admin/stats/objectives',
+      handler: 'http/stats/get-objectives.ts',
+      auth: 'userOrService',
+      minRole: 'admin',
+      bindings: ['table:read'],
+      summary: "The availability and latency objectives the project's health score and alert rules judge by",
+    },
+    {
+      id: 'PutStatsObjectives',
+      method: 'PUT',
+      path: '/admin/stats/objectives',
+      handler: 'http/stats/put-objectives.ts',
+      auth: 'userOrService',
+      minRole: 'admin',
+      bindings: ['table:read', 'table:write'],
+      summary: "Set the project's own availability (0.9–0.99999) and latency p95 (50–10000 ms) objectives",
+    },
   ],
   eventSubscribers: [
     {

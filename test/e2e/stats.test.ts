@@ -52,9 +52,12 @@ describe('/stats/ops and /stats/slo', () => {
     expect(ops.body.series[0].minute).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/);
     const slo = await api('/stats/slo?minutes=5', { token: admin });
     expect(slo.status).toBe(200);
-    expect(slo.body).toMatchObject({ requests_error: 0, requests_4xx: 2, availability: 1, score: 100 });
+    expect(slo.body).toMatchObject({ requests_error: 0, requests_4xx: 2, availability: 1 });
     expect(slo.body.requests_total).toBeGreaterThanOrEqual(10);
     expect(slo.body.latency_p95_ms).toBeGreaterThan(0);
+    // No 5xx: all 70 availability points; the latency points fall only if a loaded machine pushed p95 past 500 ms.
+    const p95 = slo.body.latency_p95_ms as number;
+    expect(slo.body.score).toBeCloseTo(70 + (p95 <= 500 ? 30 : (30 * 500) / p95), 1);
   });
 
   it('show another project none of these figures', async () => {
@@ -71,6 +74,32 @@ describe('/stats/ops and /stats/slo', () => {
     expect(ops.status).toBe(200);
     expect(ops.body.totals.messages ?? 0).toBe(0);
     expect(ops.body.totals.requests_total ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it("judge the score by the project's own objectives once an admin sets them, the settings' until then", async () => {
+    // Prepare
+    const other = await createTestProject('stats-objectives');
+    const otherAdmin = await other.token(uniqueId('admin'), ['admin']);
+    const before = await api('/admin/stats/objectives', { token: otherAdmin });
+
+    // Act
+    const set = await api('/admin/stats/objectives', {
+      token: otherAdmin,
+      method: 'PUT',
+      body: { availability: 0.95, latencyP95Ms: 250 },
+    });
+    const slo = await api('/stats/slo?minutes=5', { token: otherAdmin });
+
+    // Assess
+    expect(before.body).toEqual({
+      objectives: { availability: 0.999, latencyP95Ms: 500 },
+      source: 'settings',
+      updatedAt: null,
+      updatedBy: null,
+    });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ objectives: { availability: 0.95, latencyP95Ms: 250 }, source: 'project' });
+    expect(slo.body.objectives).toEqual({ availability: 0.95, latencyP95Ms: 250 });
   });
 
   it('answer 400 for minutes outside 1–1440 or not whole', async () => {

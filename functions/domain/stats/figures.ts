@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { addCounters, type Counters, type Figure, latencyCounts, minuteOf, sumByProjectMinute } from '#domain/stats/counters';
+import {
+  addCounters,
+  type Counters,
+  DOMAIN_COUNTERS,
+  type Figure,
+  latencyCounts,
+  minuteOf,
+  REQUEST_COUNTERS,
+  sumByProjectMinute,
+} from '#domain/stats/counters';
 import { judgeWindow } from '#domain/stats/rules';
-import { type SloReport, sloReport } from '#domain/stats/score';
+import { type Objectives, type SloReport, sloReport } from '#domain/stats/score';
 import { config } from '#shared/config';
-import { addToMinute, minutesBetween } from '#shared/db/stats';
+import { addToMinute, minutesBetween, readObjectives, writeObjectives } from '#shared/db/stats';
 import { listAlertEvents, openAlert, openRules, projectsWithOpenAlerts, resolveAlert } from '#shared/db/stats-alerts';
 import { logger } from '#shared/logger';
 
@@ -31,13 +40,14 @@ export async function evaluateAlerts(projectIds: Iterable<string>, options: { wi
   await Promise.all(
     [...projects].map(async (projectId) => {
       const current = minuteOf(now);
-      const [minutes, open] = await Promise.all([
+      const [minutes, open, objectives] = await Promise.all([
         minutesBetween(projectId, current - config.STATS_ALERT_WINDOW_MINUTES + 1, current),
         openRules(projectId),
+        objectivesOf(projectId),
       ]);
       const window = minutes.reduce<Counters>((sum, minute) => addCounters(sum, minute.counters), {});
       const at = new Date(now).toISOString();
-      for (const verdict of judgeWindow(window)) {
+      for (const verdict of judgeWindow(window, objectives.objectives)) {
         if (verdict.firing && !open.has(verdict.rule)) {
           const id = `${at}#${verdict.rule}#${randomUUID().slice(0, 8)}`;
           const { firing: _firing, ...event } = verdict;
@@ -62,12 +72,14 @@ export interface OpsSeries {
 }
 
 const latencyName = /^lat_\d+$/;
+/** What a series shows: every counter but the latency buckets (`/stats/slo` reads those). */
+const SERIES_COUNTERS = [...REQUEST_COUNTERS, ...DOMAIN_COUNTERS];
 
 /** The project's per-minute counters over the last `minutes` minutes (the current one included). */
 export async function opsSeries(projectId: string, minutes: number): Promise<OpsSeries> {
   const current = minuteOf(Date.now());
   const from = current - minutes + 1;
-  const rows = await minutesBetween(projectId, from, current);
+  const rows = await minutesBetween(projectId, from, current, SERIES_COUNTERS);
   const totals: Counters = {};
   const series = rows.map((row) => {
     addCounters(totals, row.counters);
@@ -79,15 +91,45 @@ export async function opsSeries(projectId: string, minutes: number): Promise<Ops
   return { minutes, from: new Date(from * 60_000).toISOString(), to: new Date((current + 1) * 60_000).toISOString(), series, totals };
 }
 
-/** The project's health over the last `minutes` minutes against the objectives of the settings. */
+export interface ProjectObjectives {
+  readonly objectives: Objectives;
+  /** `settings` while the project keeps the defaults (`STATS_AVAILABILITY_OBJECTIVE`, `STATS_LATENCY_OBJECTIVE_MS`). */
+  readonly source: 'project' | 'settings';
+  readonly updatedAt: string | null;
+  readonly updatedBy: string | null;
+}
+
+/** The objectives the project is held to: its own, or the settings' defaults. */
+export async function objectivesOf(projectId: string): Promise<ProjectObjectives> {
+  const stored = await readObjectives(projectId);
+  if (!stored) {
+    return {
+      objectives: { availability: config.STATS_AVAILABILITY_OBJECTIVE, latencyP95Ms: config.STATS_LATENCY_OBJECTIVE_MS },
+      source: 'settings',
+      updatedAt: null,
+      updatedBy: null,
+    };
+  }
+  const { availability, latencyP95Ms, updatedAt, updatedBy } = stored;
+  return { objectives: { availability, latencyP95Ms }, source: 'project', updatedAt, updatedBy };
+}
+
+/** Sets the project's objectives; the score and the rules judge by them from the next read on. */
+export async function setObjectives(projectId: string, objectives: Objectives, actor: string): Promise<ProjectObjectives> {
+  const updatedAt = new Date().toISOString();
+  await writeObjectives(projectId, { ...objectives, updatedAt, updatedBy: actor });
+  return { objectives, source: 'project', updatedAt, updatedBy: actor };
+}
+
+/** The project's health over the last `minutes` minutes against its objectives. */
 export async function slo(projectId: string, minutes: number): Promise<SloReport & { minutes: number }> {
   const current = minuteOf(Date.now());
-  const rows = await minutesBetween(projectId, current - minutes + 1, current);
+  const [rows, { objectives }] = await Promise.all([minutesBetween(projectId, current - minutes + 1, current), objectivesOf(projectId)]);
   const window = rows.reduce<Counters>((sum, row) => addCounters(sum, row.counters), {});
   const report = sloReport(
     { requests_total: window.requests_total ?? 0, requests_4xx: window.requests_4xx ?? 0, requests_5xx: window.requests_5xx ?? 0 },
     latencyCounts(window),
-    { availability: config.STATS_AVAILABILITY_OBJECTIVE, latencyP95Ms: config.STATS_LATENCY_OBJECTIVE_MS },
+    objectives,
   );
   return { minutes, ...report };
 }

@@ -1,8 +1,9 @@
 /**
  * Latency histograms: a request's latency counts in the first bucket whose upper bound (ms) holds
- * it; the last bucket is open. Consecutive bounds differ by at most half, so a percentile read from
- * the buckets (the upper bound of the bucket its rank falls in) is at most 50 % above the true
- * value and never below it. Buckets add up across minutes, which exact percentiles would not.
+ * it; the last bucket is open. From 2 ms up a bound is at most 5/3 of the one before (3 → 5, 30 → 50...),
+ * so a percentile read from the buckets (the upper bound of the bucket its rank falls in) is never
+ * below the true value and less than 67 % above it. Buckets add up across minutes, which exact
+ * percentiles would not.
  */
 export const LATENCY_BOUNDS_MS = [
   1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000, 7000, 10_000, 15_000, 20_000, 30_000,

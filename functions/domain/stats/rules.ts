@@ -1,6 +1,7 @@
 import type { Counters } from '#domain/stats/counters';
 import { latencyCounts } from '#domain/stats/counters';
 import { percentile } from '#domain/stats/histogram';
+import type { Objectives } from '#domain/stats/score';
 import { config } from '#shared/config';
 
 /** A rule's verdict on a window of counters: its value and threshold, and whether it holds (the alert is due). */
@@ -15,15 +16,15 @@ export interface RuleVerdict {
 const rate = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
 
 /**
- * The alert rules, each over the sum of the last `STATS_ALERT_WINDOW_MINUTES` minutes of a project.
+ * The alert rules, against the project's objectives, each over the sum of the last `STATS_ALERT_WINDOW_MINUTES` minutes of a project.
  * An alert fires when its rule holds and resolves when it no longer does (evaluated after each
  * aggregator batch and once a minute for projects with an open alert, so one resolves when its
  * traffic stops too).
  */
-export function judgeWindow(window: Readonly<Counters>): RuleVerdict[] {
+export function judgeWindow(window: Readonly<Counters>, objectives: Objectives): RuleVerdict[] {
   const total = window.requests_total ?? 0;
   const serverErrors = window.requests_5xx ?? 0;
-  const budget = 1 - config.STATS_AVAILABILITY_OBJECTIVE;
+  const budget = 1 - objectives.availability;
   const burn = rate(serverErrors, total) / budget;
   const p95 = percentile(latencyCounts(window), 95) ?? 0;
   const pushFailed = window.push_failed ?? 0;
@@ -38,13 +39,13 @@ export function judgeWindow(window: Readonly<Counters>): RuleVerdict[] {
       firing: enoughRequests && burn >= config.STATS_ALERT_BURN_RATE,
       value: round(burn),
       threshold: config.STATS_ALERT_BURN_RATE,
-      summary: `5xx answers spend the error budget ${round(burn)}× as fast as the availability objective allows`,
+      summary: `5xx answers spend the error budget ${round(burn)}× as fast as the availability objective (${objectives.availability}) allows`,
     },
     {
       rule: 'latency_p95',
-      firing: enoughRequests && p95 > config.STATS_LATENCY_OBJECTIVE_MS,
+      firing: enoughRequests && p95 > objectives.latencyP95Ms,
       value: p95,
-      threshold: config.STATS_LATENCY_OBJECTIVE_MS,
+      threshold: objectives.latencyP95Ms,
       summary: `p95 latency ${p95} ms over the objective`,
     },
     {

@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client';
 import { projectPk } from './keys';
 import { queryAll } from './query';
@@ -47,15 +47,56 @@ export interface MinuteCounters {
   readonly counters: Readonly<Record<string, number>>;
 }
 
-/** The project's minutes from `fromMinute` to `toMinute` (both included) that hold any figure, oldest first. */
-export async function minutesBetween(projectId: string, fromMinute: number, toMinute: number): Promise<MinuteCounters[]> {
+/**
+ * The project's minutes from `fromMinute` to `toMinute` (both included) that hold any figure, oldest
+ * first; with `only`, just those counters (a day's series without its latency buckets reads half the bytes).
+ */
+export async function minutesBetween(
+  projectId: string,
+  fromMinute: number,
+  toMinute: number,
+  only?: readonly string[],
+): Promise<MinuteCounters[]> {
+  const projected = only ? ['minute', ...only] : undefined;
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: { ':pk': statsPk(projectId), ':from': minuteSk(fromMinute), ':to': minuteSk(toMinute) },
+    ...(projected
+      ? {
+          ProjectionExpression: projected.map((_, index) => `#p${index}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(projected.map((name, index) => [`#p${index}`, name])),
+        }
+      : {}),
   });
   return items.map((item) => {
     const counters: Record<string, number> = {};
     for (const [name, value] of Object.entries(item)) if (!RESERVED.has(name) && typeof value === 'number') counters[name] = value;
     return { minute: Number(item.minute), counters };
   });
+}
+
+/** The project's objectives item, beside its minutes (its sort key sorts after every `M#`, outside their ranges). */
+const OBJECTIVES_SK = 'OBJECTIVES';
+
+export interface StoredObjectives {
+  readonly availability: number;
+  readonly latencyP95Ms: number;
+  readonly updatedAt: string;
+  readonly updatedBy: string;
+}
+
+/** The project's own objectives, or `undefined` while it keeps the settings' defaults. */
+export async function readObjectives(projectId: string): Promise<StoredObjectives | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: { pk: statsPk(projectId), sk: OBJECTIVES_SK } }));
+  if (!Item) return undefined;
+  return {
+    availability: Number(Item.availability),
+    latencyP95Ms: Number(Item.latencyP95Ms),
+    updatedAt: String(Item.updatedAt),
+    updatedBy: String(Item.updatedBy),
+  };
+}
+
+export async function writeObjectives(projectId: string, objectives: StoredObjectives): Promise<void> {
+  await db.send(new PutCommand({ TableName: tableName, Item: { pk: statsPk(projectId), sk: OBJECTIVES_SK, ...objectives } }));
 }

@@ -25,8 +25,16 @@ export const isRateLimitWindow = (change: TableChange) => /#RL#/.test(change.pk)
  */
 export const isSignInFailureRecord = (change: TableChange) => change.sk === 'SIGNIN_FAILURES';
 
+/**
+ * A project's per-minute figures (`P#<project>#STATS` / `M#<minute>`, `functions/shared/db/stats.ts`)
+ * count refusals too (a 4xx is a figure), written by the stats aggregator off the request path a
+ * moment later, so the watch may see any recent request's figures land during a refusal.
+ */
+export const isStatsMinute = (change: TableChange) => /#STATS$/.test(change.pk) && change.sk.startsWith('M#');
+
 /** The writes a refusal may make: counters of what was refused. */
-export const isRefusalCounter = (change: TableChange) => isRateLimitWindow(change) || isSignInFailureRecord(change);
+export const isRefusalCounter = (change: TableChange) =>
+  isRateLimitWindow(change) || isSignInFailureRecord(change) || isStatsMinute(change);
 
 const keyOf = (item: Item) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 
