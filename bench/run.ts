@@ -42,7 +42,7 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             lifecycle, bridgeInbound, webhooks, events, push, ai, digest, uploads, widget, bridgeRelay, realtime, bundles, ready,
+ *                             lifecycle, bridgeInbound, stats, webhooks, events, push, ai, digest, uploads, widget, bridgeRelay, realtime, bundles, ready,
  *                             synth) and print their sections (and the lines "Misses" would give them)
  *                             instead of writing the results and the doc
  */
@@ -63,6 +63,7 @@ import { notifications } from './notifications';
 import { push } from './push';
 import { ready } from './ready';
 import { realtime } from './realtime/index';
+import { stats } from './stats';
 import { synth } from './synth';
 import { throughput } from './throughput';
 import { uploads } from './uploads';
@@ -84,6 +85,7 @@ const runOrder: readonly Bench[] = [
   notifications,
   // The request path alone, with the consumers off as well.
   bridgeInbound,
+  stats,
   // Counts its requests with the consumers still off, then starts them for its reaction storm.
   lifecycle,
   webhooks,
@@ -119,6 +121,7 @@ const reportOrder: readonly Bench[] = [
   widget,
   bridgeInbound,
   bridgeRelay,
+  stats,
 ];
 
 const settings = readSettings(process.env, process.argv);

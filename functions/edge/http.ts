@@ -7,6 +7,7 @@ import { errorResponse } from '#edge/middlewares/error-response';
 import { readJsonBody } from '#edge/middlewares/json-body';
 import { observability } from '#edge/middlewares/observability';
 import { originGuard, type SourceIpContext } from '#edge/middlewares/origin-guard';
+import { requestFigures } from '#edge/middlewares/request-figures';
 import { routeGuards } from '#edge/middlewares/route-guards';
 import { type TraceIdContext, traceId } from '#edge/middlewares/trace-id';
 import { parsePart, type Schemas, type ValidatedContext, validation } from '#edge/middlewares/validation';
@@ -84,6 +85,7 @@ export function httpHandler<
     .use(httpHeaderNormalizer())
     .use(traceId({ trustClient: true, echo: true }))
     .use(observability<APIGatewayProxyEventV2, HttpContext>(({ context }) => ({ traceId: context.traceId, route: route.id })))
+    .use(requestFigures(route.id))
     .use(errorResponse({ headers: JSON_HEADERS }))
     .use(originGuard({ behindOriginHeader: behindOriginHeader(route), socketAddress: socketAddressOf }))
     .use(authentication(route, options))

@@ -91,6 +91,26 @@ const configSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
   /** Per-attempt timeout of a webhook POST. */
   WEBHOOK_TIMEOUT_MS: positiveInt(5000),
+  /** Days a project's per-minute figures (`/stats/*`) are kept before their TTL removes them. */
+  STATS_RETENTION_DAYS: positiveInt(8),
+  /** Availability objective of every project (share of requests that are not 5xx), 0.5 to 0.99999. */
+  STATS_AVAILABILITY_OBJECTIVE: z._default(z.coerce.number().check(z.gte(0.5), z.lte(0.99999)), 0.999),
+  /** Latency objective: the p95 of a project's requests stays under this many milliseconds. */
+  STATS_LATENCY_OBJECTIVE_MS: positiveInt(500),
+  /** The window the alert rules look at, in minutes (ending with the current minute). */
+  STATS_ALERT_WINDOW_MINUTES: positiveInt(5),
+  /** Error-budget burn rate (error rate ÷ (1 − availability objective)) at which the burn alert fires. */
+  STATS_ALERT_BURN_RATE: z._default(z.coerce.number().check(z.positive()), 14.4),
+  /** Fewest requests in the window before the burn and latency rules judge a rate (a few errors of a few requests are noise). */
+  STATS_ALERT_MIN_REQUESTS: positiveInt(20),
+  /** Share of push sends that fail, over the window, at which the push alert fires (with at least STATS_ALERT_MIN_EVENTS sends). */
+  STATS_ALERT_PUSH_FAILURE_RATE: z._default(z.coerce.number().check(z.positive(), z.lte(1)), 0.2),
+  /** Fewest push sends or AI calls in the window before their failure-rate rules judge. */
+  STATS_ALERT_MIN_EVENTS: positiveInt(5),
+  /** Share of AI calls that fail, over the window, at which the AI provider alert fires. */
+  STATS_ALERT_AI_ERROR_RATE: z._default(z.coerce.number().check(z.positive(), z.lte(1)), 0.2),
+  /** How often the local runtime hands the collected figures to the aggregator (on AWS, the log subscription's own batching). */
+  STATS_LOCAL_FLUSH_MS: positiveInt(1000),
   /** Multiplies the retry schedule's waits (tests and local use shorten them; AWS keeps 1). */
   WEBHOOK_RETRY_TIME_SCALE: z._default(z.coerce.number().check(z.positive(), z.maximum(1)), 1),
   /**
@@ -246,6 +266,8 @@ const configSchema = z.object({
   WEB_BUNDLES_DIR: z.optional(z.string().check(z.minLength(1))),
   /** Tickets a user may open from rooms per minute. */
   RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE: positiveInt(10),
+  /** Reads of `/stats/*` per user per minute: a day's series reads up to 1,440 items. */
+  RATE_LIMIT_STATS_READS_PER_MINUTE: positiveInt(30),
   /**
    * Largest file `POST /upload` and `POST /messages/voice` take, in bytes. Lambda's synchronous
    * request payload is 6 MB (6,291,456 bytes) and API Gateway hands it a binary body base64-encoded

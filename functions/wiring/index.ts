@@ -25,6 +25,7 @@ import { push } from './push.ts';
 import { pusher } from './pusher.ts';
 import { realtime } from './realtime.ts';
 import { rooms } from './rooms.ts';
+import { stats } from './stats.ts';
 import { support } from './support.ts';
 import type {
   Area,
@@ -32,6 +33,7 @@ import type {
   FrameRoute,
   FunctionEntry,
   HttpRoute,
+  LogSubscriber,
   QueueConsumer,
   QueueDefinition,
   ScheduleEntry,
@@ -65,6 +67,7 @@ export const areas: readonly Area[] = [
   bridges,
   pusher,
   audit,
+  stats,
 ];
 
 export const httpRoutes: readonly HttpRoute[] = areas.flatMap((area) => area.httpRoutes ?? []);
@@ -76,6 +79,7 @@ export const eventSubscribers: readonly EventSubscriber[] = areas.flatMap((area)
 export const streamConsumers: readonly StreamConsumer[] = areas.flatMap((area) => area.streamConsumers ?? []);
 export const stateMachines: readonly StateMachineDefinition[] = areas.flatMap((area) => area.stateMachines ?? []);
 export const schedules: readonly ScheduleEntry[] = areas.flatMap((area) => area.schedules ?? []);
+export const logSubscribers: readonly LogSubscriber[] = areas.flatMap((area) => area.logSubscribers ?? []);
 
 /**
  * A route's bindings with those its auth implies: verifying a user JWT opens the project's signing
@@ -132,6 +136,7 @@ export function functionsOf(area: Area): FunctionEntry[] {
     ...(area.streamConsumers ?? []).map((consumer) => entry('streamConsumer', consumer)),
     ...(area.stateMachines ?? []).flatMap((machine) => machine.tasks.map((task) => entry('task', task))),
     ...(area.schedules ?? []).map((schedule) => entry('schedule', schedule)),
+    ...(area.logSubscribers ?? []).map((subscriber) => entry('logSubscriber', subscriber)),
   ];
 }
 

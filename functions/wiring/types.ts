@@ -50,7 +50,8 @@ export type RateLimitSetting =
   | 'RATE_LIMIT_UPLOADS_PER_MINUTE'
   | 'RATE_LIMIT_CALL_TOKENS_PER_MINUTE'
   | 'RATE_LIMIT_SUPPORT_TICKETS_PER_MINUTE'
-  | 'RATE_LIMIT_MARKETPLACE_REFUSALS_PER_IP_PER_MINUTE';
+  | 'RATE_LIMIT_MARKETPLACE_REFUSALS_PER_IP_PER_MINUTE'
+  | 'RATE_LIMIT_STATS_READS_PER_MINUTE';
 
 /**
  * A rate limit the route (or frame) is held to, counted before its handler runs
@@ -317,6 +318,24 @@ export interface ScheduleEntry {
   readonly summary: string;
 }
 
+/**
+ * A consumer of the functions' structured log records: on AWS a CloudWatch Logs subscription filter
+ * with `filterPattern` on the log group of every function of the table (but its own) invoking it
+ * with batches of matching lines; locally the runtime's metric sink hands it the records that
+ * would have matched, in the same event shape, every `STATS_LOCAL_FLUSH_MS`.
+ */
+export interface LogSubscriber {
+  readonly id: string;
+  /** A CloudWatch Logs filter pattern (JSON syntax: `{ $.figures = "v1" }`). */
+  readonly filterPattern: string;
+  /** The property and value of a record the pattern matches, for the local feed, which reads records rather than patterns. */
+  readonly matches: { readonly key: string; readonly value: string };
+  readonly handler: string;
+  readonly timeoutSeconds: number;
+  readonly bindings: readonly Binding[];
+  readonly summary: string;
+}
+
 /** A queue shared between areas (created by the root stack). */
 export interface QueueDefinition {
   readonly id: string;
@@ -345,13 +364,14 @@ export interface Area {
   readonly streamConsumers?: readonly StreamConsumer[];
   readonly stateMachines?: readonly StateMachineDefinition[];
   readonly schedules?: readonly ScheduleEntry[];
+  readonly logSubscribers?: readonly LogSubscriber[];
 }
 
 /** Every Lambda function of the wiring table, whatever invokes it. */
 export interface FunctionEntry {
   readonly id: string;
   readonly area: string;
-  readonly kind: 'http' | 'webSocket' | 'queueConsumer' | 'eventSubscriber' | 'streamConsumer' | 'task' | 'schedule';
+  readonly kind: 'http' | 'webSocket' | 'queueConsumer' | 'eventSubscriber' | 'streamConsumer' | 'task' | 'schedule' | 'logSubscriber';
   readonly handler: string;
   readonly bindings: readonly Binding[];
   readonly timeoutSeconds?: number;

@@ -1,9 +1,10 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { httpRoutes, schedules } from '#wiring';
+import { httpRoutes, logSubscribers, schedules } from '#wiring';
 import type { LocalStandIns, SecretId } from '#wiring/bindings';
 import { startDemoSession } from './demo-session';
+import { startFiguresFeed } from './figures-feed';
 import { type Gateway, startGateway } from './gateway';
 import { HandlerHost } from './handlers';
 import { faultsFromSettings, type ManagementFaults } from './management-api';
@@ -163,7 +164,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     applyToProcess(env);
     const { connectionsTransport } = options;
-    await prepareHandlerModules({ credentials, sqs: standIns.sqs, gateway, connectionsTransport, settings, metrics });
+    const figures = startFiguresFeed({
+      subscribers: logSubscribers,
+      handlers,
+      flushMs: Number(settings.STATS_LOCAL_FLUSH_MS ?? 1000),
+      onError: (subscriberId, error) => console.error(`Log subscriber ${subscriberId} failed:`, error),
+    });
+    running.figures = figures;
+    await prepareHandlerModules({ credentials, sqs: standIns.sqs, gateway, connectionsTransport, settings, metrics, figures });
     await createTable(standIns.dynamo.endpoint);
     const sources = {
       sqs: standIns.sqs,

@@ -16,6 +16,7 @@ import {
 } from '../constructs/chat-apis.ts';
 import { addSqsConsumer, addStreamConsumer } from '../constructs/chat-consumers.ts';
 import { ChatFunction } from '../constructs/chat-function.ts';
+import { type ChatLogSubscribers, subscribeLogGroup } from '../constructs/chat-log-subscribers.ts';
 import { AreaAlarms } from '../constructs/chat-observability.ts';
 import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../constructs/chat-queues.ts';
 import { addSchedule } from '../constructs/chat-schedules.ts';
@@ -74,6 +75,8 @@ export interface AreaStackProps extends NestedStackProps {
   readonly area: Area;
   readonly shared: SharedResources;
   readonly config: ChatConfig;
+  /** The root's log subscribers: each function of the area sends its matching log lines to them. */
+  readonly logSubscribers?: ChatLogSubscribers;
 }
 
 /**
@@ -217,6 +220,10 @@ export class AreaStack extends NestedStack {
     }
     this.schedules = rules;
 
+    // The area's log subscribers are the root's (ChatLogSubscribers); the area sends them its log lines.
+    const destinations = props.logSubscribers?.destinations ?? [];
+    for (const fn of functions.values()) subscribeLogGroup(fn, destinations);
+
     // Bindings last: every function and state machine of the area exists by now.
     // Without the edge distribution nothing sends the origin header, so no function checks it.
     const deployed = (bindings: readonly Binding[]) =>
@@ -224,10 +231,15 @@ export class AreaStack extends NestedStack {
     for (const [functionId, fn] of functions) fn.bind(deployed(entryOf(functionId).bindings), resources, bindingSettings(config));
     this.functions = functions;
 
+    // The area's log subscribers run in the root, yet their errors are the area's to watch.
+    const ownLogSubscribers = (area.logSubscribers ?? []).flatMap((subscriber) => {
+      const fn = props.logSubscribers?.functions.get(subscriber.id);
+      return fn ? [[subscriber.id, fn] as const] : [];
+    });
     this.alarms = new AreaAlarms(this, 'Alarms', {
       areaId: area.id,
       alarmTopic: shared.alarmTopic,
-      functions,
+      functions: new Map([...functions, ...ownLogSubscribers]),
       stateMachines: new Map<string, IStateMachine>([...workflows].map(([machineId, workflow]) => [machineId, workflow.stateMachine])),
       queues,
       failureQueues,

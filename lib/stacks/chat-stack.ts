@@ -1,18 +1,19 @@
 import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { type Area, httpRoute, areas as wiredAreas, queues as wiredQueues } from '#wiring';
+import { type Area, httpRoute, ORIGIN_VERIFY_BINDING, areas as wiredAreas, queues as wiredQueues } from '#wiring';
 import { tableSchema } from '#wiring/table';
 import { ChatApis, throttleHttpRoutes } from '../constructs/chat-apis.ts';
 import { ChatAttachments } from '../constructs/chat-attachments.ts';
 import { ChatEdge } from '../constructs/chat-edge.ts';
 import { ChatEventTopic } from '../constructs/chat-event-topic.ts';
 import type { ChatFunction } from '../constructs/chat-function.ts';
+import { ChatLogSubscribers } from '../constructs/chat-log-subscribers.ts';
 import { ChatAlarmTopic, ChatObservability } from '../constructs/chat-observability.ts';
 import { ChatQueues } from '../constructs/chat-queues.ts';
 import { ChatSecrets, secretOutputId } from '../constructs/chat-secrets.ts';
 import { ChatTable } from '../constructs/chat-table.ts';
 import { AreaStack, callsTheModel, type SharedResources } from './area-stack.ts';
-import type { ChatConfig } from './chat-config.ts';
+import { bindingSettings, type ChatConfig, sharedEnvironment } from './chat-config.ts';
 
 /** Properties of {@link ChatStack}. */
 export interface ChatStackProps extends StackProps {
@@ -51,7 +52,9 @@ export class ChatStack extends Stack {
   public readonly observability: ChatObservability;
   /** The CloudFront distribution in front of everything; `undefined` with `edge=false`. */
   public readonly edge: ChatEdge | undefined;
-  /** Every function of every area, by its wiring-table id. */
+  /** The log subscribers of the wiring table, which every area's log groups send to. */
+  public readonly logSubscribers: ChatLogSubscribers;
+  /** Every function of every area (and every log subscriber), by its wiring-table id. */
   public readonly functions: ReadonlyMap<string, ChatFunction>;
 
   constructor(scope: Construct, id: string, props: ChatStackProps) {
@@ -90,10 +93,27 @@ export class ChatStack extends Stack {
       alarmTopic: this.alarmTopic.topic,
       bucket: (bucketId) => (bucketId === 'attachments' ? this.attachments?.bucket : undefined),
     };
+    // Log subscribers live here: every area's log groups send to them, and areas reference the root only.
+    const builtAreas = props.areas ?? wiredAreas;
+    this.logSubscribers = new ChatLogSubscribers(this, 'LogSubscribers', {
+      subscribers: builtAreas.flatMap((area) => area.logSubscribers ?? []),
+      resources: {
+        ...shared,
+        stateMachine: (machineId) => {
+          throw new Error(`A log subscriber binds state machine ${machineId}: only an area's own functions may`);
+        },
+      },
+      environment: sharedEnvironment(config),
+      settings: bindingSettings(config),
+      deployed: (bindings) => (config.edge ? bindings : bindings.filter((binding) => binding !== ORIGIN_VERIFY_BINDING)),
+      logRemovalPolicy: config.removalPolicy,
+    });
     const areaStacks = new Map<string, AreaStack>();
-    const functions = new Map<string, ChatFunction>();
-    for (const area of props.areas ?? wiredAreas) {
-      const areaStack = new AreaStack(this, area.id, { area, shared, config });
+    const functions = new Map<string, ChatFunction>(this.logSubscribers.functions);
+    for (const area of builtAreas) {
+      const areaStack = new AreaStack(this, area.id, { area, shared, config, logSubscribers: this.logSubscribers });
+      // CloudWatch Logs invokes the destination when a subscription filter is created: the permission comes first.
+      for (const permission of this.logSubscribers.permissions) areaStack.nestedStackResource?.addDependency(permission);
       areaStacks.set(area.id, areaStack);
       for (const [functionId, fn] of areaStack.functions) {
         if (functions.has(functionId)) throw new Error(`Two functions have the id ${functionId} in functions/wiring/`);

@@ -196,6 +196,7 @@ const cases: Record<string, () => Promise<Drive>> = {
   DeleteBridge: async () => ({ path: `/admin/bridges/${(await createSlackBridge(project.apiKey, roomId)).id}`, caller: admin }),
   PutPusherApp: async () => ({ path: '/admin/pusher-app', caller: admin }),
   SetProjectFeatureFlags: async () => ({ path: '/admin/feature-flags', caller: service(), body: { overrides: { voice_messages: true } } }),
+  PutStatsObjectives: async () => ({ path: '/admin/stats/objectives', caller: admin, body: { availability: 0.995, latencyP95Ms: 400 } }),
 };
 
 const privileged = httpRoutes.filter(isPrivilegedRoute);

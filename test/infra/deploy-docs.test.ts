@@ -5,7 +5,7 @@ import { functionEntries } from '#wiring';
 import { repoRoot } from '../../lib/constructs/chat-function.ts';
 import { idleCost } from '../../lib/constructs/idle-cost.ts';
 import { CHAT_CONTEXT_KEYS } from '../../lib/stacks/chat-config.ts';
-import { environmentOf, functionIdIn, type Synthesized, synthesize, viewOf } from '../support/chat-stack/synthesized.ts';
+import { environmentOf, functionIdIn, type Synthesized, synthesize, viewOfFunction } from '../support/chat-stack/synthesized.ts';
 import { deployChecklist, markdownSection, readmeDeployCommands } from '../support/deploy-checklist.ts';
 import { readDoc } from '../support/docs.ts';
 
@@ -52,7 +52,7 @@ describe('first-deploy checklist', () => {
     );
     expect(httpApi?.Properties.CorsConfiguration.AllowOrigins).toEqual(corsAllowOrigins?.split(','));
     for (const entry of functionEntries) {
-      const view = viewOf(entry.area, synth);
+      const view = viewOfFunction(entry, synth);
       const environment = environmentOf(view, functionIdIn(view, entry.id));
       expect(environment.VAPID_SUBJECT, entry.id).toBe(vapidSubject);
       expect(environment.AI_MODEL, entry.id).toBe(aiModel);

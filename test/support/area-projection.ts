@@ -181,7 +181,7 @@ export const futureAreas: readonly FutureArea[] = [
     ],
   },
   {
-    id: 'Stats',
+    id: 'UsageReports',
     summary: 'Room and user statistics, usage reports',
     auth: 'userOrService',
     collections: [

@@ -3,6 +3,7 @@ import { boundIfSet } from '#shared/bindings';
 import { config } from '#shared/config';
 import { BadRequestError, ConflictError, HttpError, NotConfiguredError } from '#shared/errors';
 import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
 import { AiProviderError, type ChatMessage, chatCompletion } from '#shared/providers/ai';
 import { secretValue } from '#shared/secrets';
 
@@ -126,6 +127,7 @@ export async function askAi(
     // The reason is built from fixed words, a status and the provider's error code (never the key
     // or the prompt): what an operator needs to tell a wrong URL from a wrong key or a slow model.
     logger.warn('ai.provider_failed', { projectId, purpose, model, code: error.code, status: error.status, reason: error.message });
+    countMetric('ai_errors', 1, { projectId });
     throw new HttpError(502, error.code, `The AI provider failed (${error.code})`);
   }
 }

@@ -65,5 +65,5 @@ export async function countInvocation(projectId: string): Promise<void> {
   await addInvocation(projectId, month);
   const cached = usedCache.get(`${projectId}\u0000${month}`);
   if (cached) cached.used++;
-  countMetric('agent_invocations');
+  countMetric('agent_invocations', 1, { projectId });
 }

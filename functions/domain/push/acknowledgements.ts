@@ -12,7 +12,7 @@ export async function acknowledgePush(projectId: string, userId: string, pushId:
   const before = await acknowledgePushRecord(projectId, userId, pushId, deliveredAt);
   if (!before) throw new NotFoundError('push_not_found', 'Push not found');
   const first = before.status !== 'delivered';
-  if (first) countMetric('push_delivered');
+  if (first) countMetric('push_delivered', 1, { projectId });
   return {
     pushId,
     status: 'delivered' as const,

@@ -95,9 +95,9 @@ export async function sendPushBatch(batch: PushBatch, settings?: SendingConfig):
       hint: `configure ${Object.keys(skippedByProvider).join(' and ')} with PUT /push/config (environment ${config.PUSH_ENVIRONMENT})`,
     });
   }
-  if (counts.sent > 0) countMetric('push_sent', counts.sent);
-  if (counts.failed > 0) countMetric('push_failed', counts.failed);
-  if (counts.removed > 0) countMetric('push_target_removed', counts.removed);
+  if (counts.sent > 0) countMetric('push_sent', counts.sent, { projectId: batch.projectId });
+  if (counts.failed > 0) countMetric('push_failed', counts.failed, { projectId: batch.projectId });
+  if (counts.removed > 0) countMetric('push_target_removed', counts.removed, { projectId: batch.projectId });
   return counts;
 }
 
@@ -259,8 +259,8 @@ export async function sendWebNotice(
     }),
   );
   for (const outcome of outcomes) counts[outcome]++;
-  if (counts.sent > 0) countMetric('push_sent', counts.sent);
-  if (counts.failed > 0) countMetric('push_failed', counts.failed);
+  if (counts.sent > 0) countMetric('push_sent', counts.sent, { projectId });
+  if (counts.failed > 0) countMetric('push_failed', counts.failed, { projectId });
   return counts;
 }
 

@@ -18,6 +18,7 @@ import {
   userConnectionRefs,
 } from '#shared/db/connection';
 import { logger } from '#shared/logger';
+import { countMetric } from '#shared/metrics';
 
 /**
  * What a connect or disconnect changed, decided by atomic counters: the user's first connection to
@@ -104,7 +105,10 @@ export async function registerConnection(
     connection.roomId ? addToRoomList(connection.projectId, connection.roomId, connection) : undefined,
     countChange(connection, 1, options.userInfo),
   ]);
-  if (counted.status === 'fulfilled' && stored.status === 'fulfilled' && listed.status === 'fulfilled') return counted.value;
+  if (counted.status === 'fulfilled' && stored.status === 'fulfilled' && listed.status === 'fulfilled') {
+    countMetric('connections', 1, { projectId: connection.projectId });
+    return counted.value;
+  }
   const failure = [stored, listed, counted].find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
   // Undone through the lookup item, as a disconnect would be; without it (its write failed), the counters cannot be.
   await dropConnection(connection.connectionId).catch((error) =>

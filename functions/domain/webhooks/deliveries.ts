@@ -179,9 +179,9 @@ export async function attemptDelivery(projectId: string, deliveryId: string, kno
     return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
   }
   logger.info('webhook attempt', { deliveryId, attempt, status, httpStatus: outcome.httpStatus });
-  if (delivered) countMetric(WEBHOOK_DELIVERED_METRIC);
+  if (delivered) countMetric(WEBHOOK_DELIVERED_METRIC, 1, { projectId });
   if (status === 'failed') {
-    countMetric(WEBHOOK_FAILED_METRIC);
+    countMetric(WEBHOOK_FAILED_METRIC, 1, { projectId });
     logger.warn('webhook delivery failed', { deliveryId, attempts: attempt, lastError: outcome.error });
   }
   return { projectId, deliveryId, status, nextAttemptAt };

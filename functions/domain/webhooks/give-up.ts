@@ -29,7 +29,7 @@ export async function giveUpDelivery(input: GiveUpInput): Promise<AttemptState> 
     logger.warn('giving up on a delivery that is no longer pending; left as it is', { deliveryId, status });
     return { projectId, deliveryId, status, nextAttemptAt: null };
   }
-  countMetric(WEBHOOK_FAILED_METRIC);
+  countMetric(WEBHOOK_FAILED_METRIC, 1, { projectId });
   logger.warn('webhook delivery failed: its retry schedule stopped on an error', { deliveryId, error: input.giveUp });
   return { projectId, deliveryId, status: 'failed', nextAttemptAt: null };
 }

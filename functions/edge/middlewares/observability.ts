@@ -1,9 +1,11 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { logKeys } from '#edge/middlewares/log-keys';
 import { tracing } from '#edge/middlewares/tracing';
 import { logger } from '#shared/logger';
+import { metrics } from '#shared/metrics';
 
 /**
  * What every pipeline (HTTP, WebSocket, SSE, queues, tasks) observes, in one list so a new kind of
@@ -17,5 +19,11 @@ import { logger } from '#shared/logger';
 export function observability<E, C extends Context>(
   keys: (request: Request<E, unknown, Error, C>) => Record<string, unknown>,
 ): MiddlewareObj<E, unknown, Error, C>[] {
-  return [injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<E, unknown, Error, C>, logKeys(keys), tracing(keys)];
+  return [
+    injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<E, unknown, Error, C>,
+    logKeys(keys),
+    tracing(keys),
+    // Writes the invocation's EMF record (the request figure of `request-figures.ts`, below it) on success and error alike.
+    logMetrics(metrics) as MiddlewareObj<E, unknown, Error, C>,
+  ];
 }

@@ -16,6 +16,8 @@ export async function prepareHandlerModules(input: {
   readonly settings: Readonly<Record<string, string | undefined>>;
   /** Summed here by metric name. */
   readonly metrics: Record<string, number>;
+  /** Takes each EMF record once (the log subscriptions' stand-in). */
+  readonly figures: { take(record: Readonly<Record<string, unknown>>): void };
 }): Promise<void> {
   // Before any handler module builds its clients.
   const { sdkClientDefaults, sqsClientDefaults } = await import('#shared/aws-clients');
@@ -25,7 +27,12 @@ export async function prepareHandlerModules(input: {
   await import('#shared/config');
   await useConnectionsTransport(input.connectionsTransport ?? transportKindFrom(input.settings), input.gateway, input.credentials);
   const { addMetricSink } = await import('#shared/metrics');
-  addMetricSink((name, value) => {
+  let lastRecord: unknown;
+  addMetricSink((name, value, record) => {
     input.metrics[name] = (input.metrics[name] ?? 0) + value;
+    // The sink hears a record once per metric in it; the feed takes it once.
+    if (record === lastRecord) return;
+    lastRecord = record;
+    input.figures.take(record);
   });
 }

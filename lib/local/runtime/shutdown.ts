@@ -1,3 +1,4 @@
+import type { FiguresFeed } from '../figures-feed';
 import type { Gateway } from '../gateway';
 import type { LocalScheduler } from '../scheduler';
 import type { SwitchableProxy } from '../switchable-proxy';
@@ -12,6 +13,8 @@ export interface RunningParts {
   fanOut?: SwitchableProxy;
   gateway?: Gateway;
   scheduler?: LocalScheduler;
+  /** The log subscriptions' stand-in: its last figures are handed over before the table goes. */
+  figures?: FiguresFeed;
   /** The browser bundles written at start (`WEB_BUNDLES_DIR`). */
   webBundlesDir?: string;
 }
@@ -26,6 +29,7 @@ export async function stopRunningParts(running: RunningParts): Promise<void> {
   const { queues, streams } = running.consumers;
   await Promise.all([...queues, ...streams].map((part) => part.stop()));
   await running.gateway?.stop();
+  await running.figures?.stop();
   await running.standIns.stepFunctions.stop();
   await running.fanOut?.close();
   const { dynamo, sqs, secrets, ses, s3 } = running.standIns;

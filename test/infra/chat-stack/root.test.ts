@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { areas, eventSubscribers, functionEntries, queues, stateMachines, streamConsumers, webSocketRoutes } from '#wiring';
+import { areas, eventSubscribers, functionEntries, logSubscribers, queues, stateMachines, streamConsumers, webSocketRoutes } from '#wiring';
 import { secretDefinitions, UNSET_SECRET_PLACEHOLDER } from '#wiring/bindings';
 import { tableSchema } from '#wiring/table';
 import { webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
@@ -53,15 +53,19 @@ describe('the chat-stack suite', () => {
 });
 
 describe('stacks', () => {
-  it('keep the shared resources in the root, with one nested stack per area and no function, route or role', () => {
+  it('keep the shared resources in the root, with one nested stack per area, no route, and no function or role but the log subscribers', () => {
     const types = new Set(Object.values(main.rootResources).map((resource) => resource.Type));
 
     // One more: ConsoleSite, the deploy-time copy of the console build behind the edge distribution.
     main.root.resourceCountIs('AWS::CloudFormation::Stack', areas.length + 1);
     expect([...main.views.keys()]).toEqual(areas.map((area) => area.id));
-    for (const type of ['AWS::Lambda::Function', 'AWS::ApiGatewayV2::Route', 'AWS::ApiGatewayV2::Integration', 'AWS::IAM::Role']) {
+    for (const type of ['AWS::ApiGatewayV2::Route', 'AWS::ApiGatewayV2::Integration']) {
       expect(types.has(type), type).toBe(false);
     }
+    // Every area's log groups send to the log subscribers, so they are the root's (docs/architecture.md "Stacks").
+    const subscribers = logSubscribers.length;
+    main.root.resourceCountIs('AWS::Lambda::Function', subscribers);
+    main.root.resourceCountIs('AWS::IAM::Role', subscribers);
     for (const type of [
       'AWS::DynamoDB::GlobalTable',
       'AWS::SNS::Topic',

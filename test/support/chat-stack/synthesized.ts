@@ -40,7 +40,8 @@ export type TemplateJson = {
 /** One area's nested stack as the tests see it. */
 export interface AreaView {
   readonly area: Area;
-  readonly stack: AreaStack;
+  /** The area's nested stack; for a log subscriber's view ({@link viewOfFunction}), the root. */
+  readonly stack: Pick<AreaStack, 'functions' | 'getLogicalId'>;
   readonly template: Template;
   readonly resources: Record<string, Resource>;
   readonly outputs: Record<string, { Value: unknown }>;
@@ -61,6 +62,8 @@ export interface Synthesized {
   readonly outputs: Record<string, { Value: unknown }>;
   readonly rootNames: ReadonlyMap<string, string>;
   readonly views: ReadonlyMap<string, AreaView>;
+  /** The log subscribers' functions, which the root builds (lib/constructs/chat-log-subscribers.ts), seen as an area of the root. */
+  readonly logSubscriberViews: ReadonlyMap<string, AreaView>;
 }
 
 /** An app as `cdk synth` builds it (feature flags from cdk.json), without bundling. */
@@ -181,6 +184,12 @@ export function synthesize(options: ChatAppOptions = {}, context: Record<string,
   const root = Template.fromStack(stack);
   const rootJson = root.toJSON() as TemplateJson;
   const rootNames = rootNamesOf(rootJson, root);
+  for (const [functionId, fn] of stack.logSubscribers.functions) {
+    const logicalId = stack.getLogicalId(fn.node.defaultChild as CfnElement);
+    rootNames.set(logicalId, `${functionId} function`);
+    rootNames.set(idOf(rootJson.Resources[logicalId]?.Properties.LoggingConfig.LogGroup), `${functionId} log group`);
+    rootNames.set(stack.getLogicalId(fn.executionRole.node.defaultChild as CfnElement), `${functionId} role`);
+  }
   const views = new Map<string, AreaView>();
   for (const [areaId, areaStack] of stack.areas) {
     const template = Template.fromStack(areaStack);
@@ -217,8 +226,25 @@ export function synthesize(options: ChatAppOptions = {}, context: Record<string,
     }
     views.set(areaId, view);
   }
+  const logSubscriberViews = new Map<string, AreaView>();
+  for (const [areaId, areaStack] of stack.areas) {
+    if (!areaStack.area.logSubscribers?.length) continue;
+    const names = new Map(rootNames);
+    logSubscriberViews.set(areaId, {
+      area: areaStack.area,
+      stack: { functions: stack.logSubscribers.functions, getLogicalId: (element: CfnElement) => stack.getLogicalId(element) },
+      template: root,
+      resources: rootJson.Resources,
+      outputs: rootJson.Outputs ?? {},
+      parameters: [],
+      stackResourceId: '',
+      parameterValues: {},
+      names,
+    });
+  }
   return {
     stack,
+    logSubscriberViews,
     outdir: app.outdir,
     root,
     rootResources: rootJson.Resources,
@@ -253,7 +279,13 @@ export const viewOf = (areaId: string, synth: Synthesized = synthesizedApp()): A
   expect(view, `nested stack of area ${areaId}`).toBeDefined();
   return view as AreaView;
 };
-export const viewOfFunction = (entry: FunctionEntry) => viewOf(entry.area);
+/** Where a function of the table is: its area's nested stack, or the root for a log subscriber. */
+export const viewOfFunction = (entry: FunctionEntry, synth: Synthesized = synthesizedApp()): AreaView => {
+  if (entry.kind !== 'logSubscriber') return viewOf(entry.area, synth);
+  const view = synth.logSubscriberViews.get(entry.area);
+  expect(view, `log subscribers of area ${entry.area}`).toBeDefined();
+  return view as AreaView;
+};
 export const functionOf = (entry: FunctionEntry) => functionIdIn(viewOfFunction(entry), entry.id);
 export const entryOf = (functionId: string) => functionEntries.find((entry) => entry.id === functionId) as FunctionEntry;
 

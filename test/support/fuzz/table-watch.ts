@@ -31,9 +31,16 @@ export const isSignInFailureRecord = (change: TableChange) => change.sk === 'SIG
  */
 export const isDeniedAuditEvent = (change: TableChange) => change.kind === 'added' && change.pk.endsWith('#AUDIT');
 
+/**
+ * A project's per-minute figures (`P#<project>#STATS` / `M#<minute>`, `functions/shared/db/stats.ts`)
+ * count refusals too (a 4xx is a figure), written by the stats aggregator off the request path a
+ * moment later, so the watch may see any recent request's figures land during a refusal.
+ */
+export const isStatsMinute = (change: TableChange) => /#STATS$/.test(change.pk) && change.sk.startsWith('M#');
+
 /** The writes a refusal may make: counters and records of what was refused. */
 export const isRefusalCounter = (change: TableChange) =>
-  isRateLimitWindow(change) || isSignInFailureRecord(change) || isDeniedAuditEvent(change);
+  isRateLimitWindow(change) || isSignInFailureRecord(change) || isDeniedAuditEvent(change) || isStatsMinute(change);
 
 const keyOf = (item: Item) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { dynamo } from '#shared/db/client';
+import { addMetricSink, type MetricRecord } from '#shared/metrics';
+import { httpRoute } from '#wiring';
+import { handler as createMessage } from '../../functions/http/messages/create-message';
+import { httpApiEvent } from '../../lib/local/gateway/http-event';
+import { lambdaContext } from '../../lib/local/handlers';
+import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+
+/**
+ * The counters cost the request path no DynamoDB request: the real `CreateMessage` handler module,
+ * called in this process as the HTTP API calls it, with its own DynamoDB client recorded. Each
+ * message leaves its figure in the invocation's EMF record (captured here by a metric sink, as the
+ * local feed captures it), and none of its requests names a stats or alert item. Its requests are
+ * the message's own: the same 3 as "Message cost" in docs/performance.md counts without figures.
+ */
+
+let project: TestProject;
+let token: string;
+let roomId: string;
+const records: MetricRecord[] = [];
+
+beforeAll(async () => {
+  project = await createTestProject('stats-cost');
+  token = await project.token(uniqueId('alice'));
+  roomId = uniqueId('room');
+  expect((await api('/rooms', { token, body: { id: roomId, type: 'group', members: [] } })).status).toBe(201);
+  addMetricSink((_name, _value, record) => {
+    if (!records.includes(record)) records.push(record);
+  });
+});
+
+/** The commands and partition keys the handler's DynamoDB client sends while `work` runs. */
+async function requestsOf(work: () => Promise<unknown>) {
+  const sent: { command: string; keys: string[] }[] = [];
+  const name = `stats-cost-${randomUUID()}`;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+      const pk = input.Key?.pk ?? input.Item?.pk;
+      sent.push({ command: String(context.commandName).replace(/Command$/, ''), keys: pk === undefined ? [] : [JSON.stringify(pk)] });
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await work();
+  } finally {
+    dynamo.middlewareStack.remove(name);
+  }
+  return sent;
+}
+
+async function send(content: string) {
+  const route = httpRoute('CreateMessage');
+  const incoming = {
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    httpVersion: '1.1',
+    socket: { remoteAddress: '127.0.0.1' },
+  } as unknown as IncomingMessage;
+  const event = httpApiEvent({
+    request: incoming,
+    url: new URL(route.path, 'http://127.0.0.1'),
+    method: route.method,
+    route,
+    pathParameters: {},
+    body: Buffer.from(JSON.stringify({ roomId, content })),
+    domainName: '127.0.0.1',
+  });
+  return (await createMessage(event, lambdaContext(route.id))) as APIGatewayProxyStructuredResultV2;
+}
+
+describe('a message with the figures on', () => {
+  it('costs the DynamoDB requests of the message alone: none names a stats item, and its figure leaves in the EMF record', async () => {
+    // Prepare: warm caches (project, membership, block list), as a steady-state message finds them
+    for (let index = 0; index < 3; index++) expect((await send(`warm ${index}`)).statusCode).toBe(201);
+    records.length = 0;
+
+    // Act
+    const sent = await requestsOf(async () => {
+      for (let index = 0; index < 5; index++) expect((await send(`counted ${index}`)).statusCode).toBe(201);
+    });
+
+    // Assess
+    expect(sent.filter((request) => request.keys.some((key) => /#(STATS|ALERTS)"$/.test(key)))).toEqual([]);
+    expect(sent.length / 5).toBe(3);
+    const figures = records.filter((record) => record.figures === 'v1' && record.projectId === project.projectId);
+    expect(figures).toHaveLength(5);
+    for (const figure of figures) expect(figure).toMatchObject({ requests_total: 1 });
+  });
+});
