@@ -17,7 +17,12 @@ export const GOALS = {
   requestsPerMessage: 3,
   writeUnitsPerMessage: 3,
   throughputRatio: 0.75,
-  bundleKiB: 500,
+  /**
+   * 500 KB until issue 26 put Powertools Tracer (the X-Ray SDK, about 110 KB) and Metrics on every
+   * function for the trace id annotation and the EMF figures; the init time below is what a user
+   * waits on, and it stays the binding goal.
+   */
+  bundleKiB: 640,
   initMs: 150,
   readyMs: 15_000,
   /** SQS or SNS requests the sender's request makes for a message: none, events travel with the write. */
@@ -38,26 +43,26 @@ export const BUNDLE_ALLOWANCES: Readonly<Record<string, { readonly kib: number; 
   // The attachments area carries @aws-sdk/client-s3 (its serializers for every S3 command come as
   // one module, as SES's do), and the upload routes the type sniffer (file-type); a lighter client
   // (presigning and the four object calls over @smithy/signature-v4) is the way back under 500 KB.
-  UploadAttachment: { kib: 640, reason: 'the S3 client and the file-type sniffer; one upload per file a user attaches' },
-  GetAttachment: { kib: 540, reason: 'the S3 client and its presigner; the redirect is cacheable by the browser for the link’s life' },
+  UploadAttachment: { kib: 800, reason: 'the S3 client and the file-type sniffer; one upload per file a user attaches' },
+  GetAttachment: { kib: 700, reason: 'the S3 client and its presigner; the redirect is cacheable by the browser for the link’s life' },
   SendVoiceMessage: {
-    kib: 900,
+    kib: 1050,
     reason: 'the S3 client, the file-type sniffer, the audio parser (music-metadata) and the message pipeline; one per recording sent',
   },
-  VoiceTranscriber: { kib: 560, reason: 'the S3 client beside the AI adapter; a queue consumer off every request path' },
-  ExportSubjectData: { kib: 640, reason: "the S3 client for the subject's uploads; a GDPR export, a rare admin or user call" },
-  EraseSubject: { kib: 640, reason: "the S3 client for the subject's uploads; a GDPR erasure, a rare admin call" },
+  VoiceTranscriber: { kib: 720, reason: 'the S3 client beside the AI adapter; a queue consumer off every request path' },
+  ExportSubjectData: { kib: 800, reason: "the S3 client for the subject's uploads; a GDPR export, a rare admin or user call" },
+  EraseSubject: { kib: 800, reason: "the S3 client for the subject's uploads; a GDPR erasure, a rare admin call" },
   DownloadSubjectExport: {
-    kib: 570,
+    kib: 730,
     reason: 'the privacy area list it shares with the export carries the S3 client; a staged export download, a rare call',
   },
   PushDispatcher: {
-    kib: 530,
+    kib: 680,
     reason:
       'the wiring table, settings and error codes every bundle carries grew with the attachments, support and calls areas (about 16 KB); the dispatcher runs off the request path, on the message.created queue',
   },
   DigestWorker: {
-    kib: 640,
+    kib: 790,
     reason:
       'the daily digest worker carries the SES v2 client (its serializers for every SES command come as one module) beside web push and the AI adapter; it runs in queued batches once a day, where some 50 ms more of cold start keeps no user waiting',
   },
