@@ -387,7 +387,7 @@ describe('PUT /users/{userId}/credentials and POST /auth/signin', () => {
 
       // Assess
       expect(signedIn.status).toBe(401);
-      expect(signedIn.body).toEqual({ error: { code: 'invalid_credentials', message: expect.any(String) } });
+      expect(signedIn.body).toEqual({ error: { code: 'invalid_credentials', message: expect.any(String), traceId: expect.any(String) } });
     });
   });
 

@@ -528,7 +528,7 @@ describe('who may take over and complete', () => {
       expect([history.status, history.body.error.code]).toEqual([403, 'not_a_member']);
       expect({ status: taken.status, body: taken.body }).toEqual({
         status: 403,
-        body: { error: { code: 'not_a_member', message: expect.any(String) } },
+        body: { error: { code: 'not_a_member', message: expect.any(String), traceId: expect.any(String) } },
       });
       expect((await handoffOf(roomId, { apiKey: cast.project.apiKey })).body).toEqual({ state: 'none' });
     });
@@ -546,7 +546,7 @@ describe('who may take over and complete', () => {
       for (const refused of [read, completed]) {
         expect({ status: refused.status, body: refused.body }).toEqual({
           status: 403,
-          body: { error: { code: 'not_a_member', message: expect.any(String) } },
+          body: { error: { code: 'not_a_member', message: expect.any(String), traceId: expect.any(String) } },
         });
       }
       expect((await handoffOf(roomId, { apiKey: cast.project.apiKey })).body).toMatchObject({

@@ -288,7 +288,7 @@ describe('ids the service derives', () => {
     for (const answer of [fromAlice, fromBob]) {
       expect({ status: answer.status, body: answer.body }).toEqual({
         status: 409,
-        body: { error: { code: 'dm_id_taken', message: expect.any(String) } },
+        body: { error: { code: 'dm_id_taken', message: expect.any(String), traceId: expect.any(String) } },
       });
     }
   });

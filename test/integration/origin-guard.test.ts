@@ -107,7 +107,10 @@ describe('an HTTP API route with the origin-verify secret bound', () => {
     });
 
     // Assess
-    expect(missing).toEqual({ status: 403, body: { error: { code: 'direct_access_forbidden', message: expect.any(String) } } });
+    expect(missing).toEqual({
+      status: 403,
+      body: { error: { code: 'direct_access_forbidden', message: expect.any(String), traceId: expect.any(String) } },
+    });
     expect(wrong.status).toBe(403);
     expect(wrong.body.error.code).toBe('direct_access_forbidden');
     for (const roomId of [missingId, wrongId]) {

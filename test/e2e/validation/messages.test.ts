@@ -305,6 +305,7 @@ describe('plain wording', () => {
       code: 'validation_failed',
       message: 'Invalid request: body: unknown field `parentId` (did you mean `parent_id`?)',
       details: [{ field: 'body', message: 'unknown field `parentId` (did you mean `parent_id`?)' }],
+      traceId: expect.any(String),
     });
     expect(missing.body.error.details).toEqual([{ field: 'body.content', message: 'is required (a string)' }]);
     expect(tooLong.body.error.details).toEqual([{ field: 'body.content', message: 'must be at most 4000 characters' }]);

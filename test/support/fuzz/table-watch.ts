@@ -38,9 +38,12 @@ export const isDeniedAuditEvent = (change: TableChange) => change.kind === 'adde
  */
 export const isStatsMinute = (change: TableChange) => /#STATS$/.test(change.pk) && change.sk.startsWith('M#');
 
+/** The alerts the aggregator opens and resolves from those figures (`P#<project>#ALERTS`), as moments later. */
+export const isStatsAlert = (change: TableChange) => /#ALERTS$/.test(change.pk);
+
 /** The writes a refusal may make: counters and records of what was refused. */
 export const isRefusalCounter = (change: TableChange) =>
-  isRateLimitWindow(change) || isSignInFailureRecord(change) || isDeniedAuditEvent(change) || isStatsMinute(change);
+  isRateLimitWindow(change) || isSignInFailureRecord(change) || isDeniedAuditEvent(change) || isStatsMinute(change) || isStatsAlert(change);
 
 const keyOf = (item: Item) => `${item.pk?.S ?? ''}\u0000${item.sk?.S ?? ''}`;
 
