@@ -117,6 +117,31 @@ function nestedStacks(): Array<{ resource: TemplateResource; template: Template 
 
 /** Every Lambda function of every nested template. */
 function lambdaFunctions(): DeployedFunction[] {
+  return [...areaFunctions(), ...logSubscriberFunctions()];
+}
+
+/** The log subscribers, which the root stack holds because every area's log groups point at them (docs/architecture.md). */
+function logSubscriberFunctions(): DeployedFunction[] {
+  return Object.values(readTemplate(`${stackName}.template.json`).Resources)
+    .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+    .flatMap((resource) => {
+      // Chat-<stage>/<construct>/<FunctionId>/Resource
+      const functionId = (resource.Metadata?.['aws:cdk:path'] ?? '').split('/').at(-2);
+      const entry = functionEntries.find((candidate) => candidate.kind === 'logSubscriber' && candidate.id === functionId);
+      if (!entry) return [];
+      return [
+        {
+          key: `${entry.area}/${entry.id}`,
+          entry,
+          resource,
+          parameterValues: {},
+          assetDir: path.join(result.outdir, resource.Metadata?.['aws:asset:path'] ?? ''),
+        },
+      ];
+    });
+}
+
+function areaFunctions(): DeployedFunction[] {
   return nestedStacks().flatMap(({ resource: stack, template }) =>
     Object.values(template.Resources)
       .filter((resource) => resource.Type === 'AWS::Lambda::Function')

@@ -11,7 +11,7 @@ import {
   type Synthesized,
   synthesize,
   synthesizedApp,
-  viewOf,
+  viewOfFunction,
 } from '../../support/chat-stack/synthesized.ts';
 
 /** The Attachments area's nested stack against its entries in the wiring table (checks: `area-suite.ts`), and the bucket. */
@@ -70,7 +70,7 @@ describe('the attachments bucket', () => {
       ['EraseSubject', 'ExportSubjectData', 'GetAttachment', 'SendVoiceMessage', 'UploadAttachment', 'VoiceTranscriber'].sort(),
     );
     for (const entry of functionEntries) {
-      const view = viewOf(entry.area, main);
+      const view = viewOfFunction(entry, main);
       const id = functionIdIn(view, entry.id);
       const s3Grants = grantsOfRole(view, roleOfFunction(view, id)).filter((grant) => grant.startsWith('s3:'));
       const isBound = bound.includes(entry);
@@ -88,7 +88,7 @@ describe('the attachments bucket', () => {
 
     expect(bucketOf(without)).toEqual([]);
     for (const entry of functionEntries) {
-      const view = viewOf(entry.area, without);
+      const view = viewOfFunction(entry, without);
       const id = functionIdIn(view, entry.id);
       expect(Object.keys(environmentOf(view, id)), entry.id).not.toContain(bucketDefinitions.attachments.variable);
       expect(

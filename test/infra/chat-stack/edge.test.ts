@@ -26,7 +26,7 @@ import {
   type Synthesized,
   synthesize,
   synthesizedApp,
-  viewOf,
+  viewOfFunction,
 } from '../../support/chat-stack/synthesized.ts';
 
 /**
@@ -149,7 +149,7 @@ describe('the edge distribution (edge: true, the default)', () => {
 
   it('binds that secret to every function behind the HTTP API and $connect, and to no other', () => {
     const bound = functionEntries.filter((entry) =>
-      Object.keys(environmentOf(viewOf(entry.area), functionIdIn(viewOf(entry.area), entry.id))).includes('ORIGIN_VERIFY_SECRET_ARN'),
+      Object.keys(environmentOf(viewOfFunction(entry), functionIdIn(viewOfFunction(entry), entry.id))).includes('ORIGIN_VERIFY_SECRET_ARN'),
     );
 
     expect(bound.map((entry) => entry.id).sort()).toEqual(
@@ -165,7 +165,10 @@ describe('the edge distribution (edge: true, the default)', () => {
     const stream = behaviours.get(streamingPathPattern(route.path));
     const streamOrigin = origin(stream);
     const [accessControlId] = (streamOrigin.OriginAccessControlId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
-    const permissions = resourcesIn(main, 'AWS::Lambda::Permission').map(([, resource]) => resource.Properties);
+    // The root's other permission lets CloudWatch Logs invoke the log subscribers (docs/stats.md).
+    const permissions = resourcesIn(main, 'AWS::Lambda::Permission')
+      .map(([, resource]) => resource.Properties)
+      .filter((permission) => permission.Principal === 'cloudfront.amazonaws.com');
     const [url] = resourcesOfType('AWS::Lambda::Url').filter(
       ({ view, resource }) => render(view, resource.Properties.TargetFunctionArn) === `<${route.id} function>.Arn`,
     );
@@ -285,7 +288,7 @@ describe('edge: false', () => {
     expect(Object.keys(direct.outputs)).not.toContain('OriginVerifySecretArn');
     expect(urls.map(({ resource }) => resource.Properties.AuthType)).toEqual(urls.map(() => 'NONE'));
     for (const entry of functionEntries) {
-      const view = viewOf(entry.area, direct);
+      const view = viewOfFunction(entry, direct);
       expect(Object.keys(environmentOf(view, functionIdIn(view, entry.id))), entry.id).not.toContain('ORIGIN_VERIFY_SECRET_ARN');
     }
   });
