@@ -31,6 +31,17 @@ import type { ChatQueue, StreamFailureQueue } from './chat-queues.ts';
 
 const fiveMinutes = Duration.minutes(5);
 
+/** A count the functions emit as EMF (namespace `Chat`, dimension `service`), summed per five minutes. */
+const serviceSum = (serviceName: string | undefined, metricName: string, label?: string) =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service: serviceName ?? defaultServiceName },
+    statistic: 'Sum',
+    period: fiveMinutes,
+    label,
+  });
+
 /** A working queue whose oldest message waits this long has a consumer that stopped keeping up. */
 export const queueAgeAlarmSeconds = 900;
 
@@ -400,13 +411,7 @@ export class ChatObservability extends Construct {
       }),
     );
 
-    const webhookDeliveryFailed = new Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: webhookDeliveryFailedMetricName,
-      dimensionsMap: { service: props.serviceName ?? defaultServiceName },
-      statistic: 'Sum',
-      period: fiveMinutes,
-    });
+    const webhookDeliveryFailed = serviceSum(props.serviceName, webhookDeliveryFailedMetricName);
     this.webhookDeliveryFailedAlarm = notifier.track(
       new Alarm(this, 'WebhookDeliveryFailedAlarm', {
         alarmDescription:
@@ -510,28 +515,14 @@ export class ChatObservability extends Construct {
         alarmDescription:
           'The event publisher handed stream records back unpublished (events_publish_failed): events are delayed while ' +
           'the stream retries them, and a batch that still fails lands in EventPublisherFailures.',
-        metric: new Metric({
-          namespace: METRICS_NAMESPACE,
-          metricName: eventsPublishFailedMetricName,
-          dimensionsMap: { service: props.serviceName ?? defaultServiceName },
-          statistic: 'Sum',
-          period: fiveMinutes,
-        }),
+        metric: serviceSum(props.serviceName, eventsPublishFailedMetricName),
         threshold: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
-    const serviceMetric = (metricName: string, label: string) =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName,
-        dimensionsMap: { service: props.serviceName ?? defaultServiceName },
-        statistic: 'Sum',
-        period: fiveMinutes,
-        label,
-      });
+    const serviceMetric = (metricName: string, label: string) => serviceSum(props.serviceName, metricName, label);
     const pushFailureRate = new MathExpression({
       label: 'push failures %',
       expression: `IF(sent + failed >= ${pushFailureAlarmMinimum}, 100 * failed / (sent + failed), 0)`,
@@ -572,14 +563,7 @@ export class ChatObservability extends Construct {
     const third = { width: 8, height: 6 } as const;
     const queues = [...props.queues, ...props.areas.flatMap((area) => area.queues)];
     const failureQueues = props.areas.flatMap((area) => area.failureQueues);
-    const webhookDelivered = new Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: webhookDeliveredMetricName,
-      dimensionsMap: { service: props.serviceName ?? defaultServiceName },
-      statistic: 'Sum',
-      period: fiveMinutes,
-      label: 'deliveries delivered',
-    });
+    const webhookDelivered = serviceSum(props.serviceName, webhookDeliveredMetricName, 'deliveries delivered');
 
     const dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: `chat-${props.stage}-${Aws.REGION}`,
@@ -701,15 +685,7 @@ export class ChatObservability extends Construct {
         ...wide,
       }),
     );
-    const pushCount = (metricName: string, label: string) =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName,
-        dimensionsMap: { service: props.serviceName ?? defaultServiceName },
-        statistic: 'Sum',
-        period: fiveMinutes,
-        label,
-      });
+    const pushCount = (metricName: string, label: string) => serviceSum(props.serviceName, metricName, label);
     const pushSent = pushCount('push_sent', 'sent');
     const pushDelivered = pushCount('push_delivered', 'delivered (acknowledged)');
     dashboard.addWidgets(

@@ -5,10 +5,10 @@ import { createNotification } from '#domain/notifications/inbox';
 import { writeNotificationsFor } from '#domain/notifications/writer';
 import { createProject } from '#domain/projects/projects';
 import { putAll } from '#shared/db/batch';
-import { dynamo } from '#shared/db/client';
 import { membershipItemFor } from '#shared/db/membership';
 import { domainEvent } from '#shared/events';
 import { uniqueId } from '../support/api';
+import { dynamoRequestsOf } from '../support/dynamo-requests';
 
 /**
  * What the inbox and the feed cost in DynamoDB requests, counted on the SDK client the domain code
@@ -25,23 +25,7 @@ beforeAll(async () => {
 });
 
 /** The commands the domain's DynamoDB client sends while `work` runs. */
-async function requestsOf(work: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const name = `count-${randomUUID()}`;
-  dynamo.middlewareStack.add(
-    (next, context) => async (args) => {
-      sent.push(String(context.commandName).replace(/Command$/, ''));
-      return next(args);
-    },
-    { step: 'initialize', name },
-  );
-  try {
-    await work();
-  } finally {
-    dynamo.middlewareStack.remove(name);
-  }
-  return sent;
-}
+const requestsOf = async (work: () => Promise<unknown>) => (await dynamoRequestsOf(work)).map((request) => request.command);
 
 describe('the activity feed of a user in 500 rooms', () => {
   it('reads a page with one Query, and pages through every room summary with one Query a page', async () => {

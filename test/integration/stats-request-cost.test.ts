@@ -1,14 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamo } from '#shared/db/client';
 import { addMetricSink, type MetricRecord } from '#shared/metrics';
 import { httpRoute } from '#wiring';
 import { handler as createMessage } from '../../functions/http/messages/create-message';
 import { httpApiEvent } from '../../lib/local/gateway/http-event';
 import { lambdaContext } from '../../lib/local/handlers';
 import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { dynamoRequestsOf } from '../support/dynamo-requests';
 
 /**
  * The counters cost the request path no DynamoDB request: the real `CreateMessage` handler module,
@@ -32,27 +31,6 @@ beforeAll(async () => {
     if (!records.includes(record)) records.push(record);
   });
 });
-
-/** The commands and partition keys the handler's DynamoDB client sends while `work` runs. */
-async function requestsOf(work: () => Promise<unknown>) {
-  const sent: { command: string; keys: string[] }[] = [];
-  const name = `stats-cost-${randomUUID()}`;
-  dynamo.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
-      const pk = input.Key?.pk ?? input.Item?.pk;
-      sent.push({ command: String(context.commandName).replace(/Command$/, ''), keys: pk === undefined ? [] : [JSON.stringify(pk)] });
-      return next(args);
-    },
-    { step: 'initialize', name },
-  );
-  try {
-    await work();
-  } finally {
-    dynamo.middlewareStack.remove(name);
-  }
-  return sent;
-}
 
 async function send(content: string) {
   const route = httpRoute('CreateMessage');
@@ -80,12 +58,12 @@ describe('a message with the figures on', () => {
     records.length = 0;
 
     // Act
-    const sent = await requestsOf(async () => {
+    const sent = await dynamoRequestsOf(async () => {
       for (let index = 0; index < 5; index++) expect((await send(`counted ${index}`)).statusCode).toBe(201);
     });
 
     // Assess
-    expect(sent.filter((request) => request.keys.some((key) => /#(STATS|ALERTS)"$/.test(key)))).toEqual([]);
+    expect(sent.filter((request) => /#(STATS|ALERTS)$/.test(request.pk ?? ''))).toEqual([]);
     expect(sent.length / 5).toBe(3);
     const figures = records.filter((record) => record.figures === 'v1' && record.projectId === project.projectId);
     expect(figures).toHaveLength(5);
