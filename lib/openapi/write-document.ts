@@ -8,7 +8,12 @@ import { generateOpenApiDocument } from './document.ts';
 
 const out = process.argv[2];
 const text = `${JSON.stringify(await generateOpenApiDocument())}\n`;
-if (out) writeFileSync(out, text);
-else process.stdout.write(text);
-// Handler modules may hold clients with open sockets or timers: the document is all this process is for.
-process.exit(0);
+// Handler modules may hold clients with open sockets or timers: the document is all this process is
+// for, so it exits once the text is out. A pipe takes stdout asynchronously: exiting before the
+// write's callback would cut the document at the pipe's buffer (64–128 KB).
+if (out) {
+  writeFileSync(out, text);
+  process.exit(0);
+} else {
+  process.stdout.write(text, () => process.exit(0));
+}

@@ -160,6 +160,20 @@ describe('the OpenAPI document', () => {
   });
 });
 
+describe('npm run -s docs:openapi', () => {
+  it("prints the whole document through a pipe, not the pipe buffer's first 64 KB", async () => {
+    const { execFile } = await import('node:child_process');
+    const text = await new Promise<string>((resolve, reject) =>
+      execFile('node_modules/.bin/tsx', ['lib/openapi/write-document.ts'], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    );
+
+    expect(text.length).toBeGreaterThan(150_000);
+    expect(Object.keys(JSON.parse(text).paths).length).toBeGreaterThan(100);
+  }, 60_000);
+});
+
 describe("the API reference page's script", () => {
   it("fits Lambda's 6 MB answer as a JSON string, with room to grow", () => {
     const script = readFileSync(new URL('../../node_modules/@scalar/api-reference/dist/browser/standalone.js', import.meta.url), 'utf8');
