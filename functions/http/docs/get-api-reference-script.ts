@@ -1,6 +1,5 @@
 import { httpHandler } from '#edge/http';
-import { etagMatches } from '#shared/etag';
-import { readWebBundle } from '#shared/web-bundles';
+import { servedFile } from '#edge/served-file';
 import { httpRoute } from '#wiring';
 
 const scriptFile = httpRoute('GetApiReferenceScript').builtFile?.file ?? 'scalar.js';
@@ -9,14 +8,10 @@ const scriptFile = httpRoute('GetApiReferenceScript').builtFile?.file ?? 'scalar
 const CACHE_CONTROL = 'public, max-age=86400';
 
 /** Scalar's browser bundle for `/docs`, from the installed package (about 4.3 MB, under Lambda's 6 MB answer), never a CDN. */
-export const handler = httpHandler('GetApiReferenceScript', {}, async (request) => {
-  const { code, etag } = await readWebBundle(scriptFile);
-  const headers = {
+export const handler = httpHandler('GetApiReferenceScript', {}, (request) =>
+  servedFile(scriptFile, request.headers['if-none-match'], {
     'content-type': 'text/javascript; charset=utf-8',
     'cache-control': CACHE_CONTROL,
-    etag,
     'x-content-type-options': 'nosniff',
-  };
-  if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, text: '', headers };
-  return { status: 200, text: code, headers };
-});
+  }),
+);

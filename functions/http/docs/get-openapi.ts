@@ -1,6 +1,5 @@
 import { httpHandler } from '#edge/http';
-import { etagMatches } from '#shared/etag';
-import { readWebBundle } from '#shared/web-bundles';
+import { servedFile } from '#edge/served-file';
 import { httpRoute } from '#wiring';
 
 const documentFile = httpRoute('GetOpenApi').builtFile?.file ?? 'openapi.json';
@@ -13,15 +12,11 @@ const CACHE_CONTROL = 'public, max-age=300';
  * schemas and shipped beside this code: the function loads no other handler to answer. Its `servers`
  * entry is relative (`/`), so the document describes whichever base URL served it.
  */
-export const handler = httpHandler('GetOpenApi', {}, async (request) => {
-  const { code, etag } = await readWebBundle(documentFile);
-  const headers = {
+export const handler = httpHandler('GetOpenApi', {}, (request) =>
+  servedFile(documentFile, request.headers['if-none-match'], {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': CACHE_CONTROL,
-    etag,
     // Any site's tooling (an API client, another reference page) may fetch it.
     'access-control-allow-origin': '*',
-  };
-  if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, text: '', headers };
-  return { status: 200, text: code, headers };
-});
+  }),
+);

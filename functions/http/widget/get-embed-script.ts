@@ -1,9 +1,8 @@
 import { enforceRouteGuards } from '#domain/guards/route-guards';
 import { httpHandler } from '#edge/http';
-import { etagMatches } from '#shared/etag';
+import { servedFile } from '#edge/served-file';
 import { PROJECT_ID_PATTERN } from '#shared/ids';
 import * as z from '#shared/schema';
-import { readWebBundle } from '#shared/web-bundles';
 import { httpRoute } from '#wiring';
 
 const route = httpRoute('GetEmbedScript');
@@ -25,15 +24,11 @@ const CACHE_CONTROL = 'public, max-age=300';
 export const handler = httpHandler('GetEmbedScript', { query }, async (request) => {
   const { projectId } = request.query;
   if (projectId !== undefined) await enforceRouteGuards({ flag: 'embed_widget' }, { projectId });
-  const { code, etag } = await readWebBundle(bundleFile);
-  const headers = {
+  return servedFile(bundleFile, request.headers['if-none-match'], {
     'content-type': 'text/javascript; charset=utf-8',
     'cache-control': CACHE_CONTROL,
-    etag,
     // Sites with `Cross-Origin-Embedder-Policy: require-corp` may load it too.
     'cross-origin-resource-policy': 'cross-origin',
     'x-content-type-options': 'nosniff',
-  };
-  if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, text: '', headers };
-  return { status: 200, text: code, headers };
+  });
 });
