@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dynamo } from '#shared/db/client';
-import { httpRoute } from '#wiring';
 import { handler } from '../../functions/http/flags/set-project-feature-flags';
-import { httpApiEvent } from '../../lib/local/gateway/http-event';
-import { lambdaContext } from '../../lib/local/handlers';
 import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
+import { invokeRoute } from '../support/in-process-route';
 
 /**
  * The audit write's failure policy, on the real handler module of `PUT /admin/feature-flags` in
@@ -47,20 +43,8 @@ function failAuditPuts(times = Number.POSITIVE_INFINITY) {
   return tried;
 }
 
-async function setFlags(headers: Record<string, string>, overrides: Record<string, boolean>) {
-  const route = httpRoute('SetProjectFeatureFlags');
-  const event = httpApiEvent({
-    request: { headers: { 'content-type': 'application/json', ...headers }, httpVersion: '1.1', socket: {} } as unknown as IncomingMessage,
-    url: new URL(route.path, 'http://127.0.0.1'),
-    method: route.method,
-    route,
-    pathParameters: {},
-    body: Buffer.from(JSON.stringify({ overrides })),
-    domainName: '127.0.0.1',
-  });
-  const answer = (await handler(event, lambdaContext(route.id))) as APIGatewayProxyStructuredResultV2;
-  return { status: answer.statusCode, body: answer.body ? JSON.parse(answer.body) : undefined };
-}
+const setFlags = (headers: Record<string, string>, overrides: Record<string, boolean>) =>
+  invokeRoute(handler, 'SetProjectFeatureFlags', { headers, body: { overrides } });
 
 const eventsWith = async (traceId: string) =>
   ((await api('/admin/audit/events?limit=100', { apiKey: project.apiKey })).body.events as { traceId: string }[]).filter(

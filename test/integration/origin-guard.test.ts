@@ -1,13 +1,10 @@
-import type { IncomingMessage } from 'node:http';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { httpRoute } from '#wiring';
 import { bindingVariable } from '#wiring/bindings';
-import { httpApiEvent } from '../../lib/local/gateway/http-event';
 import { lambdaContext } from '../../lib/local/handlers';
 import { type SecretsLocal, startSecretsLocal } from '../../lib/local/secrets-local';
 import { api, createTestProject, newGroupRoom, type TestProject, uniqueId } from '../support/api';
+import { invokeRoute } from '../support/in-process-route';
 import { get } from '../support/raw-table';
 
 /**
@@ -57,34 +54,6 @@ async function handlers(bound: boolean) {
   return { createRoom: createRoom.handler, verifyWebhook: verifyWebhook.handler, connect: connect.handler };
 }
 
-type HttpLambda = (event: ReturnType<typeof httpApiEvent>, context: ReturnType<typeof lambdaContext>) => Promise<unknown>;
-
-/** `routeId` called as the HTTP API calls its function, for a request from `socketAddress`. */
-async function call(
-  handler: HttpLambda,
-  routeId: string,
-  request: { headers: Record<string, string>; body: unknown; socketAddress: string },
-) {
-  const route = httpRoute(routeId);
-  const body = Buffer.from(JSON.stringify(request.body));
-  const incoming = {
-    headers: { 'content-type': 'application/json', ...request.headers },
-    httpVersion: '1.1',
-    socket: { remoteAddress: request.socketAddress },
-  } as unknown as IncomingMessage;
-  const event = httpApiEvent({
-    request: incoming,
-    url: new URL(route.path, 'http://127.0.0.1'),
-    method: route.method,
-    route,
-    pathParameters: {},
-    body,
-    domainName: '127.0.0.1',
-  });
-  const answer = (await handler(event, lambdaContext(route.id))) as APIGatewayProxyStructuredResultV2;
-  return { status: answer.statusCode, body: answer.body ? JSON.parse(answer.body) : undefined };
-}
-
 const apiKeyHeaders = () => ({ 'x-service-api-key': project.apiKey });
 const unknownWebhook = { webhookId: 'wh_nobody_0123456789abcdef01234567', body: '{}', signature: 'sha256=00' };
 
@@ -95,12 +64,12 @@ describe('an HTTP API route with the origin-verify secret bound', () => {
     const [missingId, wrongId] = [uniqueId('direct'), uniqueId('forged')];
 
     // Act
-    const missing = await call(createRoom, 'CreateRoom', {
+    const missing = await invokeRoute(createRoom, 'CreateRoom', {
       headers: apiKeyHeaders(),
       body: { id: missingId, type: 'group' },
       socketAddress: '203.0.113.5',
     });
-    const wrong = await call(createRoom, 'CreateRoom', {
+    const wrong = await invokeRoute(createRoom, 'CreateRoom', {
       headers: { ...apiKeyHeaders(), 'x-origin-verify': `${ORIGIN_SECRET.slice(0, -1)}X` },
       body: { id: wrongId, type: 'group' },
       socketAddress: '203.0.113.5',
@@ -125,14 +94,14 @@ describe('an HTTP API route with the origin-verify secret bound', () => {
     const cloudFront = '198.51.100.10';
     const [viewer, otherViewer] = [`2001:db8::${uniqueId('').slice(1, 5)}`, `192.0.2.${Math.floor(Math.random() * 250) + 1}`];
     const verify = (viewerAddress: string) =>
-      call(verifyWebhook, 'VerifyWebhook', {
+      invokeRoute(verifyWebhook, 'VerifyWebhook', {
         headers: { 'x-origin-verify': ORIGIN_SECRET, 'x-chat-viewer-address': viewerAddress },
         body: unknownWebhook,
         socketAddress: cloudFront,
       });
 
     // Act
-    const created = await call(createRoom, 'CreateRoom', {
+    const created = await invokeRoute(createRoom, 'CreateRoom', {
       headers: { ...apiKeyHeaders(), 'x-origin-verify': ORIGIN_SECRET },
       body: { id: roomId, type: 'group' },
       socketAddress: cloudFront,
@@ -160,7 +129,7 @@ describe('an HTTP API route with the origin-verify secret bound', () => {
     for (const viewerAddress of [...hostile, ...hostile].slice(0, LIMIT + 1)) {
       statuses.push(
         (
-          await call(verifyWebhook, 'VerifyWebhook', {
+          await invokeRoute(verifyWebhook, 'VerifyWebhook', {
             headers: { 'x-origin-verify': ORIGIN_SECRET, 'x-chat-viewer-address': viewerAddress },
             body: unknownWebhook,
             socketAddress,
@@ -183,7 +152,7 @@ describe('an HTTP API route without the binding (one machine, edge: false)', () 
     // Act
     const statuses = [];
     for (let attempt = 0; attempt <= LIMIT; attempt++) {
-      const answer = await call(verifyWebhook, 'VerifyWebhook', {
+      const answer = await invokeRoute(verifyWebhook, 'VerifyWebhook', {
         headers: { 'x-chat-viewer-address': `192.0.2.${attempt + 1}`, 'x-origin-verify': 'anything' },
         body: unknownWebhook,
         socketAddress,

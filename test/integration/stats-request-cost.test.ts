@@ -1,13 +1,9 @@
-import type { IncomingMessage } from 'node:http';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addMetricSink, type MetricRecord } from '#shared/metrics';
-import { httpRoute } from '#wiring';
 import { handler as createMessage } from '../../functions/http/messages/create-message';
-import { httpApiEvent } from '../../lib/local/gateway/http-event';
-import { lambdaContext } from '../../lib/local/handlers';
 import { api, createTestProject, type TestProject, uniqueId } from '../support/api';
 import { dynamoRequestsOf } from '../support/dynamo-requests';
+import { invokeRoute } from '../support/in-process-route';
 
 /**
  * The counters cost the request path no DynamoDB request: the real `CreateMessage` handler module,
@@ -33,33 +29,18 @@ beforeAll(async () => {
 });
 
 async function send(content: string) {
-  const route = httpRoute('CreateMessage');
-  const incoming = {
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    httpVersion: '1.1',
-    socket: { remoteAddress: '127.0.0.1' },
-  } as unknown as IncomingMessage;
-  const event = httpApiEvent({
-    request: incoming,
-    url: new URL(route.path, 'http://127.0.0.1'),
-    method: route.method,
-    route,
-    pathParameters: {},
-    body: Buffer.from(JSON.stringify({ roomId, content })),
-    domainName: '127.0.0.1',
-  });
-  return (await createMessage(event, lambdaContext(route.id))) as APIGatewayProxyStructuredResultV2;
+  return invokeRoute(createMessage, 'CreateMessage', { headers: { authorization: `Bearer ${token}` }, body: { roomId, content } });
 }
 
 describe('a message with the figures on', () => {
   it('costs the DynamoDB requests of the message alone: none names a stats item, and its figure leaves in the EMF record', async () => {
     // Prepare: warm caches (project, membership, block list), as a steady-state message finds them
-    for (let index = 0; index < 3; index++) expect((await send(`warm ${index}`)).statusCode).toBe(201);
+    for (let index = 0; index < 3; index++) expect((await send(`warm ${index}`)).status).toBe(201);
     records.length = 0;
 
     // Act
     const sent = await dynamoRequestsOf(async () => {
-      for (let index = 0; index < 5; index++) expect((await send(`counted ${index}`)).statusCode).toBe(201);
+      for (let index = 0; index < 5; index++) expect((await send(`counted ${index}`)).status).toBe(201);
     });
 
     // Assess
