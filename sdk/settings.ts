@@ -21,6 +21,7 @@ export interface ClientSettings {
   readonly getToken: (() => string | Promise<string>) | undefined;
   readonly WebSocket: WebSocketConstructor | undefined;
   readonly cache: boolean;
+  readonly batch: boolean;
   readonly transports: readonly Transport[];
   readonly fetch: FetchLike;
   /** 0–100, a whole number. */
@@ -44,6 +45,7 @@ export function resolveSettings(options: RoomClientOptions): ClientSettings {
     getToken: options.getToken,
     WebSocket: options.WebSocket,
     cache: options.cache === true,
+    batch: options.batch !== false,
     transports: options.transports?.length ? [...options.transports] : ['websocket', 'sse', 'polling'],
     // An arrow, not `globalThis.fetch` itself: browsers refuse a fetch called as another object's method.
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),

@@ -104,6 +104,14 @@ export interface RoomClientOptions {
   readonly history?: number;
   /** Ask the WebSocket for the room's cached server event (`cache=1`), delivered as an `event` with `cached: true`. @default false */
   readonly cache?: boolean;
+  /**
+   * Ask the WebSocket for batch frames (`batch=1`): in a busy room the server then wraps the frames
+   * of a short window into one `{ type: 'batch', frames }` (one WebSocket message instead of one per
+   * frame), which the SDK unpacks, so every event still arrives alone and in order. Turn it off only
+   * for a server or proxy that refuses the parameter.
+   * @default true
+   */
+  readonly batch?: boolean;
   /** @default 2000 */
   readonly pollIntervalMs?: number;
   /** How long a WebSocket or SSE connection may take to open before the next transport is tried. @default 5000 */

@@ -32,11 +32,12 @@ function refusalError(status: number, retryAfter?: number): ChatError {
  * The room's WebSocket URL: `baseUrl` with a `ws(s)` scheme and the spec's path `/ws/rooms/<roomId>`
  * (served by the local gateway and, on AWS, by CloudFront in front of the WebSocket API), or the
  * legacy `wsUrl` of a deployment without CloudFront (`edge: false`) with `roomId` in the query. The
- * token rides in the query either way: browsers cannot set headers on a WebSocket. Exported for the
- * post-deploy smoke test, which must connect as clients do.
+ * token rides in the query either way: browsers cannot set headers on a WebSocket. `batch=1` asks for
+ * batch frames (the SDK unpacks them). Exported for the post-deploy smoke test, which must connect as
+ * clients do.
  */
 export function webSocketUrl(
-  settings: Pick<ClientSettings, 'baseUrl' | 'wsUrl' | 'roomId' | 'cache'>,
+  settings: Pick<ClientSettings, 'baseUrl' | 'wsUrl' | 'roomId' | 'cache'> & Partial<Pick<ClientSettings, 'batch'>>,
   token: string,
   history: number,
 ): string {
@@ -46,6 +47,8 @@ export function webSocketUrl(
   // Always explicit: the server's default may differ from the SDK's.
   query.set('history', String(history));
   if (settings.cache) query.set('cache', '1');
+  // Left out unless asked for, so a caller reading raw frames (the smoke test) keeps single frames.
+  if (settings.batch) query.set('batch', '1');
   if (settings.wsUrl) return `${settings.wsUrl}${settings.wsUrl.includes('?') ? '&' : '?'}${query}`;
   return `${settings.baseUrl.replace(/^http/, 'ws')}/ws/rooms/${encodeURIComponent(settings.roomId)}?${query}`;
 }

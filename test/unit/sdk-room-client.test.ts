@@ -216,7 +216,7 @@ describe('the addresses a room client connects to', () => {
 
     // Assess
     const token = (url: string) => new URL(url).searchParams.get('token');
-    expect(sockets[0]).toMatch(/^wss:\/\/chat\.example\.com\/ws\/rooms\/lobby%20room\?token=t\d+&history=20&cache=1$/);
+    expect(sockets[0]).toMatch(/^wss:\/\/chat\.example\.com\/ws\/rooms\/lobby%20room\?token=t\d+&history=20&cache=1&batch=1$/);
     expect(new URL(sockets[1] as string).searchParams.get('roomId')).toBeNull();
     expect(streams[0]?.url).toMatch(/^https:\/\/chat\.example\.com\/rooms\/lobby%20room\/stream\?token=t\d+$/);
     for (const stream of streams) expect(Object.keys(stream.headers).map((name) => name.toLowerCase())).not.toContain('authorization');
@@ -237,7 +237,7 @@ describe('the addresses a room client connects to', () => {
     await vi.waitFor(() => expect(streams.length).toBeGreaterThanOrEqual(1), { timeout: 5000 });
 
     // Assess
-    expect(sockets[0]).toMatch(/^wss:\/\/abc123\.execute-api\.eu-west-1\.amazonaws\.com\/prod\?roomId=lobby\+room&token=t\d+&history=20$/);
+    expect(sockets[0]).toMatch(/^wss:\/\/abc123\.execute-api\.eu-west-1\.amazonaws\.com\/prod\?roomId=lobby\+room&token=t\d+&history=20&batch=1$/);
     expect(streams[0]?.url).toMatch(/^https:\/\/xyz\.lambda-url\.eu-west-1\.on\.aws\/rooms\/lobby%20room\/stream\?token=t\d+$/);
   });
 });
