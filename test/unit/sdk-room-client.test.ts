@@ -237,7 +237,9 @@ describe('the addresses a room client connects to', () => {
     await vi.waitFor(() => expect(streams.length).toBeGreaterThanOrEqual(1), { timeout: 5000 });
 
     // Assess
-    expect(sockets[0]).toMatch(/^wss:\/\/abc123\.execute-api\.eu-west-1\.amazonaws\.com\/prod\?roomId=lobby\+room&token=t\d+&history=20&batch=1$/);
+    expect(sockets[0]).toMatch(
+      /^wss:\/\/abc123\.execute-api\.eu-west-1\.amazonaws\.com\/prod\?roomId=lobby\+room&token=t\d+&history=20&batch=1$/,
+    );
     expect(streams[0]?.url).toMatch(/^https:\/\/xyz\.lambda-url\.eu-west-1\.on\.aws\/rooms\/lobby%20room\/stream\?token=t\d+$/);
   });
 });
