@@ -17,6 +17,8 @@ import { dataOf, openSse, type SseStream } from '../support/sse';
 const BURST = 50;
 /** 20 messages a second: the burst spans several SSE polls (one a second), so an interruption falls inside it. */
 const BURST_GAP_MS = 50;
+/** Fifty sequential sends take 3 to 15 s beside the rest of the suite, and marking a room coalesced waits out the room cache. */
+const BURST_TEST_TIMEOUT_MS = 60_000;
 
 let project: TestProject;
 beforeAll(async () => {
@@ -87,7 +89,7 @@ const ids = (messages: readonly Message[]) => messages.map((message) => message.
 const ascending = (values: readonly number[]) => [...values].sort((a, b) => a - b);
 const messageIds = (sse: SseStream) => sse.events.filter((event) => event.event === 'message').map((event) => Number(event.id));
 
-describe('the routes, read as a client without the SDK would', () => {
+describe('the routes, read as a client without the SDK would', { timeout: BURST_TEST_TIMEOUT_MS }, () => {
   it('SSE, cut mid-burst and resumed with Last-Event-ID, delivers every message once, in id order', async () => {
     // Prepare
     const { roomId, sender, readers, seed } = await busyRoom(1);
@@ -208,7 +210,7 @@ function breakableFetch() {
 /** The state a client reaches when its one transport opens. */
 const OPEN_STATE = { websocket: 'connected', sse: 'sse', polling: 'polling' } as const;
 
-describe('the SDK over each transport', () => {
+describe('the SDK over each transport', { timeout: BURST_TEST_TIMEOUT_MS }, () => {
   it('delivers the burst once, in id order, on WebSocket, SSE and polling, across a dropped stream and a failed poll', async () => {
     // Prepare
     const { roomId, sender, readers, seed } = await busyRoom(3);
