@@ -82,6 +82,7 @@ async function measure({ service, settings, log }: Context, recorder: Recorder) 
   if (check.requests === 0)
     throw new Error('The counting middleware saw no DynamoDB request: it is not attached to the client the handlers use');
   const parentId = (await post(plain)()).body.id as number;
+  const replyId = (await post({ ...plain, parent_id: parentId })()).body.id as number;
   for (let i = 0; i < warmup; i++) await post(plain)();
 
   const scenarios: Scenario[] = [];
@@ -98,7 +99,19 @@ async function measure({ service, settings, log }: Context, recorder: Recorder) 
       'a fresh clientMessageId on every message, the idempotent send',
       (i) => ({ ...plain, clientMessageId: `${runTag}-${i}` }),
     ],
-    ['reply', 'Reply (parent_id)', 'parent_id of an earlier message in the room', () => ({ ...plain, parent_id: parentId })],
+    ['reply', 'Reply to a thread root', 'parent_id of an earlier message that is no reply', () => ({ ...plain, parent_id: parentId })],
+    [
+      'replyToReply',
+      'Reply to a reply',
+      'parent_id of a reply: the write guessing a thread root is refused with the parent, and a second write places it',
+      () => ({ ...plain, parent_id: replyId }),
+    ],
+    [
+      'replyClientMessageId',
+      'Reply with clientMessageId',
+      'parent_id of a thread root and a fresh clientMessageId, as the SDK sends a reply',
+      (i) => ({ ...plain, parent_id: parentId, clientMessageId: `${runTag}-reply-${i}` }),
+    ],
     [
       'mention',
       'With an @mention',

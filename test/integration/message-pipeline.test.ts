@@ -157,8 +157,10 @@ describe('clientMessageId', () => {
     const delay = 'slowFirstMessageWrite';
     dynamo.middlewareStack.add(
       (next) => async (args: any) => {
-        const item = args.input?.Item;
-        if (item?.sk?.S?.startsWith('MSG#') && item?.content?.S === 'first attempt') await new Promise((r) => setTimeout(r, 400));
+        // The message travels with its guard in one transaction.
+        const items = [args.input?.Item, ...(args.input?.TransactItems ?? []).map((part: any) => part.Put?.Item)];
+        if (items.some((item) => item?.sk?.S?.startsWith('MSG#') && item?.content?.S === 'first attempt'))
+          await new Promise((r) => setTimeout(r, 400));
         return next(args);
       },
       { step: 'build', name: delay },

@@ -1,7 +1,7 @@
 import { findBlockedTerm, recordAutoFlag } from '#domain/moderation/block-list';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
-import { accessRoom, joinPublicRoom } from '#domain/rooms/rooms';
+import { accessRoom, joinPublicRoom, joinsOnSend } from '#domain/rooms/rooms';
 import { isProjectAdmin, type Principal } from '#shared/auth';
 import { config, type RateLimitKey } from '#shared/config';
 import {
@@ -11,13 +11,13 @@ import {
   type Message,
   type MessageItem,
   messageKey,
-  moveClientMessageReservation,
+  type NewMessageRefusal,
   putNewMessage,
-  reserveClientMessageId,
   type ThreadPlacement,
   threadPlacement,
   toMessage,
   type VoiceFields,
+  writeNewMessage,
 } from '#shared/db/message';
 import { BadRequestError, ForbiddenError, MessageNotFoundError } from '#shared/errors';
 import { refuseReservedId } from '#shared/ids';
@@ -89,10 +89,15 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
     );
   }
 
-  const parent = input.parent_id != null ? await requireMessage(projectId, input.roomId, input.parent_id) : undefined;
+  // A reply's parent is read only when the send would join the room first, so that a missing parent
+  // still joins no one; otherwise the write itself asserts the parent (see `writeMessage`).
+  const parent =
+    input.parent_id != null && context.source !== 'import' && joinsOnSend(principal, access)
+      ? await requireMessage(projectId, input.roomId, input.parent_id)
+      : undefined;
   if (context.source !== 'import') await joinPublicRoom(principal, access);
   const bridged = (access.room.bridgeCount ?? 0) > 0;
-  return persistAndAnnounce(principal, input, authorId, context, parent && threadPlacement(parent), bridged);
+  return persistAndAnnounce(principal, input, authorId, context, parent, bridged);
 }
 
 function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
@@ -128,7 +133,7 @@ async function persistAndAnnounce(
   input: MessageInput,
   authorId: string,
   context: SendContext,
-  thread: ThreadPlacement | undefined,
+  parent: MessageItem | undefined,
   bridged: boolean,
 ): Promise<SendResult> {
   const projectId = principal.projectId;
@@ -146,16 +151,14 @@ async function persistAndAnnounce(
     createdAt,
     moderation,
     ...(context.voice ? { voice: context.voice } : {}),
-    ...(thread ? { thread_root: thread.root, thread_depth: thread.depth, thread_path: thread.path } : {}),
+    ...(input.parent_id != null ? threadFields(parent ? threadPlacement(parent) : rootGuess(input.parent_id)) : {}),
     // Known from the room read above (cached up to CACHE_TTL_MS): a bridge made within that time may miss a message.
     ...(bridged ? { bridged: true as const } : {}),
     ...(context.viaBridge ? { viaBridge: context.viaBridge } : {}),
   };
 
   const live = input.createdAt === undefined;
-  const outcome = base.clientMessageId
-    ? await writeWithClientMessageId(base, base.clientMessageId, live)
-    : { item: await writeMessage(base, live) };
+  const outcome = await writeMessage(base, live, parent ? undefined : (input.parent_id ?? undefined));
   if ('duplicate' in outcome) return { message: outcome.duplicate, created: false };
   const message = toMessage(outcome.item);
 
@@ -181,69 +184,80 @@ async function persistAndAnnounce(
 
 type MessageBase = Omit<MessageItem, 'pk' | 'sk' | 'id'>;
 
-/** Writes the message under a fresh id, moving to the next slot while the id is taken. */
-async function writeMessage(base: MessageBase, live: boolean): Promise<MessageItem> {
+const threadFields = (thread: ThreadPlacement) => ({ thread_root: thread.root, thread_depth: thread.depth, thread_path: thread.path });
+
+/** A reply's placement when its parent is a thread root, as most are: the guess the write asserts. */
+const rootGuess = (parentId: number): ThreadPlacement => ({ root: parentId, depth: 1, path: '' });
+
+/**
+ * Writes the message under a fresh id, moving to the next slot while the id is taken, in one request
+ * when nothing refuses it. With a `clientMessageId` the guard goes in the same transaction, so a
+ * repeated or concurrent request finds the original (its guard's id) instead of writing a second
+ * message. A reply whose parent was not read (`rootParentId`) carries the placement under a thread
+ * root and asserts it in the same transaction; when the parent is a reply itself, the refusal
+ * returns it and the next write takes its real placement (one more request).
+ */
+async function writeMessage(
+  base: MessageBase,
+  live: boolean,
+  rootParentId: number | undefined,
+): Promise<{ item: MessageItem } | { duplicate: Message }> {
   let id = messageIdFor(`${base.projectId}|${base.roomId}`, Date.parse(base.createdAt), live);
-  for (let attempt = 0; ; attempt++) {
-    const item = await putMessage(base, id);
-    if (item) return item;
-    if (attempt >= MAX_ID_COLLISIONS) throw idsExhausted();
-    id = nextSlot(id);
+  let message = base;
+  let unverifiedParent = rootParentId;
+  for (let collisions = 0; ; ) {
+    const item = messageAt(message, id);
+    const refusal = await writeNewMessage(item, { guarded: message.clientMessageId !== null, rootParentId: unverifiedParent });
+    if (!refusal) return { item };
+    if (refusal.guard && message.clientMessageId !== null) {
+      return resumeEarlierAttempt(message, message.clientMessageId, { ...refusal, guard: refusal.guard });
+    }
+    if (!refusal.parent && !refusal.idTaken) throw new Error('The message write was refused for no reason it names');
+    message = placedBy(message, refusal);
+    if (refusal.parent) unverifiedParent = undefined;
+    if (refusal.idTaken) {
+      if (++collisions > MAX_ID_COLLISIONS) throw idsExhausted();
+      id = nextSlot(id);
+    }
   }
+}
+
+/** The message placed as the refusal found its parent: under the parent's thread when it is a reply; a missing parent is a 404. */
+function placedBy(message: MessageBase, refusal: NewMessageRefusal): MessageBase {
+  if (refusal.parent === 'missing') throw new MessageNotFoundError();
+  return refusal.parent ? { ...message, ...threadFields(threadPlacement(refusal.parent)) } : message;
 }
 
 const idsExhausted = () => new Error(`No free message id after ${MAX_ID_COLLISIONS + 1} tries`);
 
 /**
- * Idempotent write: the id is first reserved under the `clientMessageId` (a conditional put), so a
- * repeated or concurrent request finds the original instead of writing a second message. Costs
- * one extra write on first use and no read.
+ * The `clientMessageId` was used before (its guard, in `refusal`, reserved the id and time). Return that message;
+ * a guard without its message is one an earlier release wrote before its message and never
+ * finished (or is still finishing): write the message under the id and time it reserved, and
+ * whichever write lands first wins while the other reports a duplicate.
  */
-async function writeWithClientMessageId(
+async function resumeEarlierAttempt(
   base: MessageBase,
   clientMessageId: string,
-  live: boolean,
+  refusal: NewMessageRefusal & { guard: ClientMessageReservation },
 ): Promise<{ item: MessageItem } | { duplicate: Message }> {
-  const { projectId, roomId } = base;
-  let reservation: ClientMessageReservation = {
-    id: messageIdFor(`${projectId}|${roomId}`, Date.parse(base.createdAt), live),
-    createdAt: base.createdAt,
-  };
-  if (!(await reserveClientMessageId(projectId, roomId, clientMessageId, reservation))) {
-    return resumeEarlierAttempt(base, clientMessageId);
-  }
-  for (let attempt = 0; ; attempt++) {
-    const item = await putMessage(base, reservation.id);
-    if (item) return { item };
-    if (attempt >= MAX_ID_COLLISIONS) throw idsExhausted();
-    // A retry of this very request may have written the message under the reserved id first.
-    const occupant = await findMessage(projectId, roomId, reservation.id, { consistent: true });
-    if (occupant?.clientMessageId === clientMessageId) return { duplicate: toMessage(occupant) };
-    const previous = reservation.id;
-    reservation = { id: nextSlot(previous), createdAt: base.createdAt };
-    await moveClientMessageReservation(projectId, roomId, clientMessageId, previous, reservation);
-  }
-}
-
-/**
- * The `clientMessageId` was used before. Return that message; if the earlier attempt died (or has
- * not written yet), write the message under the id and time it reserved: whichever write lands
- * first wins and the other reports a duplicate.
- */
-async function resumeEarlierAttempt(base: MessageBase, clientMessageId: string): Promise<{ item: MessageItem } | { duplicate: Message }> {
-  const earlier = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
-  if (!earlier) throw new Error('clientMessageId reservation vanished');
-  if (earlier.message) return { duplicate: earlier.message };
-  const item = await putMessage({ ...base, createdAt: earlier.reserved.createdAt }, earlier.reserved.id);
+  const reserved = refusal.guard;
+  const earlier = await findMessage(base.projectId, base.roomId, reserved.id, { consistent: true });
+  if (earlier?.clientMessageId === clientMessageId) return { duplicate: toMessage(earlier) };
+  const item = await putMessage({ ...placedBy(base, refusal), createdAt: reserved.createdAt }, reserved.id);
   if (item) return { item };
   const finished = await findByClientMessageId(base.projectId, base.roomId, clientMessageId);
   if (finished?.message) return { duplicate: finished.message };
   throw new Error(`The id reserved for clientMessageId ${clientMessageId} holds another message`);
 }
 
+function messageAt(base: MessageBase, id: number): MessageItem {
+  if (createdAtMsOf(id) < 0) throw new BadRequestError('createdAt is out of range');
+  return { ...messageKey(base.projectId, base.roomId, id), id, ...base };
+}
+
 /** Stores the message under `id`, or answers `undefined` when that id is taken. */
 async function putMessage(base: MessageBase, id: number): Promise<MessageItem | undefined> {
-  if (createdAtMsOf(id) < 0) throw new BadRequestError('createdAt is out of range');
-  const item: MessageItem = { ...messageKey(base.projectId, base.roomId, id), id, ...base };
+  const item = messageAt(base, id);
   return (await putNewMessage(item)) ? item : undefined;
 }

@@ -83,13 +83,17 @@ export async function accessRoom(principal: Principal, roomId: string, options: 
   return access;
 }
 
+/** True when a send by `principal` joins the room first: a user who is not a member of a public room. */
+export const joinsOnSend = (principal: Principal, access: RoomAccess): principal is Extract<Principal, { kind: 'user' }> =>
+  principal.kind === 'user' && !access.membership && access.room.type === 'public';
+
 /**
  * Makes a user who reached a public room without a membership (`accessRoom` with `join: false`) a
  * member: the message pipeline joins its author only once nothing can refuse the message any more,
  * so a refused message leaves no membership behind.
  */
 export async function joinPublicRoom(principal: Principal, access: RoomAccess): Promise<RoomAccess> {
-  if (principal.kind !== 'user' || access.membership || access.room.type !== 'public') return access;
+  if (!joinsOnSend(principal, access)) return access;
   const { projectId, roomId } = access.room;
   const membership = await addMembership(projectId, roomId, principal.userId, selfJoinRole(principal), selfJoin(principal.userId));
   const joined = { room: access.room, membership };

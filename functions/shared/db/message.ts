@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ERASED_USER_ID } from '#shared/ids';
 import { currentTraceId } from '#shared/request-context';
 import * as z from '#shared/schema';
@@ -6,7 +6,7 @@ import { getAll } from './batch';
 import { db, tableName } from './client';
 import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk, userPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
-import { isConditionFailure, type TransactPart } from './transact';
+import { cancellationReasons, isConditionFailure, type TransactPart, transactWrite } from './transact';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -115,8 +115,9 @@ export const messageKey = (projectId: string, roomId: string, messageId: number)
 });
 
 /**
- * Guards `clientMessageId` uniqueness within a room. Written before the message, so a retry finds
- * the id the first attempt chose.
+ * Guards `clientMessageId` uniqueness within a room. Written in one transaction with the message, so
+ * a retry finds the id and time the first attempt chose and the message under it (a guard without
+ * its message is one an earlier release wrote before the message and never finished).
  */
 export const clientMessageGuardKey = (projectId: string, roomId: string, clientMessageId: string) => ({
   pk: roomMessagesPk(projectId, roomId),
@@ -146,13 +147,8 @@ export async function findMessage(
 export const authoredMessagesPk = (projectId: string, userId: string) => `${userPk(projectId, userId)}#AUTHORED`;
 const authoredMessageSk = (roomId: string, messageId: number) => `${messageSk(messageId)}#${roomId}`;
 
-/**
- * Stores a new message, conditional on its id being free so no message ever overwrites another:
- * `false` when the id is taken. A reply is also filed in its thread's partition of gsi1
- * (breadth-first order, replies by parent), and every message under its author in gsi2, in the
- * same put, so the index costs the send no request (only the index's write).
- */
-export async function putNewMessage(item: MessageItem): Promise<boolean> {
+/** The item a new message is stored as: a reply's gsi1 keys, its author index keys and the request's trace id. */
+function newMessageRecord(item: MessageItem): Record<string, unknown> {
   const threadKeys =
     item.thread_root === undefined
       ? {}
@@ -161,14 +157,105 @@ export async function putNewMessage(item: MessageItem): Promise<boolean> {
           gsi1sk: threadIndexSk({ root: item.thread_root, depth: item.thread_depth ?? 1, path: item.thread_path ?? '' }, item.id),
         };
   const traceId = item.traceId ?? currentTraceId();
-  return putIfAbsent({
+  return {
     ...item,
     ...(traceId ? { traceId } : {}),
     ...threadKeys,
     gsi2pk: authoredMessagesPk(item.projectId, item.userId),
     gsi2sk: authoredMessageSk(item.roomId, item.id),
-  });
+  };
 }
+
+/**
+ * Stores a new message, conditional on its id being free so no message ever overwrites another:
+ * `false` when the id is taken. A reply is also filed in its thread's partition of gsi1
+ * (breadth-first order, replies by parent), and every message under its author in gsi2, in the
+ * same put, so the index costs the send no request (only the index's write).
+ */
+export async function putNewMessage(item: MessageItem): Promise<boolean> {
+  return putIfAbsent(newMessageRecord(item));
+}
+
+/** What refused a new message's transaction ({@link writeNewMessage}), part by part; `undefined` when it was written. */
+export interface NewMessageRefusal {
+  /** The `clientMessageId` was used before: the id and time its first use chose. */
+  readonly guard?: ClientMessageReservation;
+  /** The parent asserted to be a thread root is not one: `missing`, or the reply it is. */
+  readonly parent?: 'missing' | MessageItem;
+  /** Another message holds the id. */
+  readonly idTaken: boolean;
+}
+
+/**
+ * Stores a new message with, in the same request, what it must not go without: its
+ * `clientMessageId` guard (`guarded`; absent, holding the message's id and time) and, for a reply
+ * whose parent is taken for a thread root (`rootParentId`, the placement the item carries), a check
+ * that the parent exists and is no reply itself. Either makes it one TransactWriteItems (each item
+ * billed twice); with neither it is {@link putNewMessage}'s single conditional put. The guard and the
+ * parent check return the item they found, so a refusal answers without a read.
+ */
+export async function writeNewMessage(
+  item: MessageItem,
+  options: { guarded: boolean; rootParentId?: number },
+): Promise<NewMessageRefusal | undefined> {
+  const { projectId, roomId } = item;
+  if (!options.guarded && options.rootParentId === undefined) return (await putNewMessage(item)) ? undefined : { idTaken: true };
+  const guardPart =
+    options.guarded && item.clientMessageId !== null
+      ? clientMessageGuardPart(projectId, roomId, item.clientMessageId, { id: item.id, createdAt: item.createdAt })
+      : undefined;
+  const parentPart = options.rootParentId === undefined ? undefined : threadRootCheckPart(projectId, roomId, options.rootParentId);
+  const parts = [guardPart, parentPart].filter((part) => part !== undefined);
+  try {
+    await transactWrite([
+      ...parts,
+      { Put: { TableName: tableName, Item: newMessageRecord(item), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
+    return undefined;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const reasons = cancellationReasons(error);
+    const failed = (part: TransactPart | undefined) => {
+      const reason = part ? reasons[parts.indexOf(part)] : undefined;
+      return reason?.code === 'ConditionalCheckFailed' ? reason : undefined;
+    };
+    const guard = failed(guardPart);
+    const parent = failed(parentPart);
+    return {
+      ...(guard ? { guard: { id: Number(guard.item?.messageId), createdAt: String(guard.item?.createdAt) } } : {}),
+      ...(parent ? { parent: parent.item ? messageItem.parse(parent.item) : ('missing' as const) } : {}),
+      idTaken: reasons[parts.length]?.code === 'ConditionalCheckFailed',
+    };
+  }
+}
+
+/** The `clientMessageId` guard, absent, as a transaction part; a collision returns the guard there. */
+const clientMessageGuardPart = (
+  projectId: string,
+  roomId: string,
+  clientMessageId: string,
+  reservation: ClientMessageReservation,
+): TransactPart => ({
+  Put: {
+    TableName: tableName,
+    Item: { ...clientMessageGuardKey(projectId, roomId, clientMessageId), messageId: reservation.id, createdAt: reservation.createdAt },
+    ConditionExpression: 'attribute_not_exists(pk)',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
+
+/**
+ * A reply's parent exists and is a thread root, as a transaction part: a failure returns the parent
+ * when there is one (a reply, whose placement the reply then takes) and nothing when it is missing.
+ */
+const threadRootCheckPart = (projectId: string, roomId: string, parentId: number): TransactPart => ({
+  ConditionCheck: {
+    TableName: tableName,
+    Key: messageKey(projectId, roomId, parentId),
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(thread_root)',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
 
 /**
  * One page (up to `limit`) of the messages `userId` wrote in the project, oldest first, from the
@@ -224,41 +311,6 @@ export async function eraseMessageContent(projectId: string, roomId: string, mes
     if (isConditionFailure(error)) return false;
     throw error;
   }
-}
-
-/** Reserves `clientMessageId` for `reservation` in its room: `false` when an earlier use holds it. */
-export async function reserveClientMessageId(
-  projectId: string,
-  roomId: string,
-  clientMessageId: string,
-  reservation: ClientMessageReservation,
-): Promise<boolean> {
-  return putIfAbsent({
-    ...clientMessageGuardKey(projectId, roomId, clientMessageId),
-    messageId: reservation.id,
-    createdAt: reservation.createdAt,
-  });
-}
-
-/**
- * Moves a reservation from the id `previousId` (found taken) to `reservation.id`. Throws when the
- * reservation no longer holds `previousId`: another attempt moved it first.
- */
-export async function moveClientMessageReservation(
-  projectId: string,
-  roomId: string,
-  clientMessageId: string,
-  previousId: number,
-  reservation: ClientMessageReservation,
-): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: { ...clientMessageGuardKey(projectId, roomId, clientMessageId), messageId: reservation.id, createdAt: reservation.createdAt },
-      ConditionExpression: 'messageId = :previous',
-      ExpressionAttributeValues: { ':previous': previousId },
-    }),
-  );
 }
 
 /** The reservation of `clientMessageId` in its room (strongly consistent), `undefined` when it was never used. */

@@ -1,4 +1,5 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { db } from './client';
 
 /** One part of an all-or-nothing write; entity modules build them, the caller puts them together. */
@@ -32,6 +33,22 @@ export function isTransactionConflict(error: unknown): boolean {
 export function failedConditionParts(error: unknown): number[] {
   if (!isTransactionCancelled(error)) return [];
   return cancellationCodes(error).flatMap((code, index) => (code === 'ConditionalCheckFailed' ? [index] : []));
+}
+
+/**
+ * Why each part of a cancelled transaction said no, in the parts' order (empty for any other
+ * error): its code (`None` for a part that had nothing against it) and, for a part that asked for
+ * `ReturnValuesOnConditionCheckFailure: ALL_OLD` and found an item, that item. The document client
+ * leaves an error's items marshalled; they are unmarshalled here.
+ */
+export function cancellationReasons(error: unknown): { code?: string; item?: Record<string, unknown> }[] {
+  if (!isTransactionCancelled(error)) return [];
+  const reasons = (error as { CancellationReasons?: ({ Code?: string; Item?: Record<string, unknown> } | null)[] }).CancellationReasons;
+  if (!Array.isArray(reasons)) return [];
+  return reasons.map((reason) => ({
+    code: reason?.Code,
+    ...(reason?.Item ? { item: unmarshall(reason.Item as Parameters<typeof unmarshall>[0]) } : {}),
+  }));
 }
 
 /**
