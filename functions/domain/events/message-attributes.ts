@@ -55,6 +55,9 @@ function registeredTypesOf(projectId: string): Promise<Set<string>> {
   return read;
 }
 
+/** Called by whoever changes a project's registrations in this instance. */
+export const forgetRegisteredTypes = (projectId: string) => registeredTypes.delete(projectId);
+
 /**
  * The `webhook` attribute of any event: whether a registration of its project subscribes to its
  * type. Read by the publisher (off the sender's path), one Query per project per `CACHE_TTL_MS` and

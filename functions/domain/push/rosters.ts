@@ -1,3 +1,4 @@
+import { forgetRoomAccess } from '#domain/rooms/rooms';
 import { TtlCache } from '#shared/cache';
 import * as memberships from '#shared/db/membership';
 import { type PushTarget, targetOf, type UserTargets, userTargets, WEB_PUSH_FAILURE_GATE } from '#shared/db/push';
@@ -45,6 +46,7 @@ async function flagPushTargets(projectId: string, roomId: string): Promise<void>
   const key = `${projectId}|${roomId}`;
   if (flaggedRooms.get(key)) return;
   await setRoomWakeFlag(projectId, roomId, 'pushTargets');
+  forgetRoomAccess(projectId, roomId);
   flaggedRooms.set(key, true);
 }
 

@@ -36,6 +36,11 @@ export interface RoomAccess {
 const accessCache = new TtlCache<RoomAccess>(config.CACHE_TTL_MS);
 const accessCacheKey = (projectId: string, roomId: string, userId: string) => `${projectId}|${roomId}|${userId}`;
 const forgetRoom = (projectId: string, roomId: string) => accessCache.deletePrefix(`${projectId}|${roomId}|`);
+/**
+ * For whoever changes the room item outside this module (its wake flags): this instance's next
+ * send reads it again; other instances see it within `CACHE_TTL_MS`.
+ */
+export const forgetRoomAccess = forgetRoom;
 
 const dmRoomId = (userA: string, userB: string) =>
   `${DM_ROOM_ID_PREFIX}${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
