@@ -1,7 +1,7 @@
 import { PublishBatchCommand, SNSClient } from '@aws-sdk/client-sns';
 import { sdkClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
-import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, eventFilterAttributes } from '#shared/events';
+import { type DomainEvent, EVENT_TYPE_ATTRIBUTE, type EventFilterAttribute } from '#shared/events';
 import { TRACE_ID_ATTRIBUTE } from '#shared/request-context';
 import { captureClient } from '#shared/tracer';
 
@@ -15,6 +15,11 @@ export const TOPIC_BATCH_BYTES = 240 * 1024;
 
 export interface TopicEntry {
   readonly event: DomainEvent;
+  /**
+   * The filter attributes it carries (`EVENT_FILTER_ATTRIBUTES`, set by
+   * `#domain/events/message-attributes`): the subscribers' filter policies match on them.
+   */
+  readonly attributes: Readonly<Partial<Record<EventFilterAttribute, string>>>;
   /** The event as it travels: the subscribers' queues receive this body. */
   readonly body: string;
   /** The trace id of the request that caused the event: a message attribute, which SQS subscribers receive too. */
@@ -38,7 +43,7 @@ export async function publishToEventTopic(entries: readonly TopicEntry[]): Promi
           projectId: { DataType: 'String', StringValue: entry.event.projectId },
           ...(entry.traceId ? { [TRACE_ID_ATTRIBUTE]: { DataType: 'String', StringValue: entry.traceId } } : {}),
           ...Object.fromEntries(
-            Object.entries(eventFilterAttributes(entry.event)).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+            Object.entries(entry.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
           ),
         },
       })),

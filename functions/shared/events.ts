@@ -148,12 +148,6 @@ export type EventPayload<T extends EventType> = z.infer<(typeof eventCatalogue)[
  */
 export const EVENT_TYPE_ATTRIBUTE = 'type';
 
-/** The filter attributes an event carries on the topic (string values; an absent one matches no allowlist). */
-export function eventFilterAttributes(event: DomainEvent): Partial<Record<EventFilterAttribute, string>> {
-  if (event.type === 'message.created' && event.payload.bridged) return { bridged: 'true' };
-  return {};
-}
-
 const knownTypes = new Set<string>(EVENT_TYPES);
 export const isEventType = (type: string): type is EventType => knownTypes.has(type);
 

@@ -215,6 +215,8 @@ export const ai: Area = {
     {
       id: 'RoomSummaryScheduler',
       eventTypes: ['message.created'],
+      // It counts every message of every room, for summaries only AI writes.
+      requiresSetting: 'AI_BASE_URL',
       handler: 'workers/schedule-room-summaries.ts',
       batchSize: 10,
       maxConcurrency: 2,
@@ -228,6 +230,8 @@ export const ai: Area = {
     {
       id: 'AgentMentions',
       eventTypes: ['message.created'],
+      attributeFilter: { agentMention: ['true'] },
+      requiresSetting: 'AI_BASE_URL',
       handler: 'workers/answer-agent-mentions.ts',
       batchSize: 10,
       maxConcurrency: 2,

@@ -46,6 +46,9 @@ export const notifications: Area = {
     {
       id: 'NotificationWriter',
       eventTypes: ['message.created', 'handoff', 'room.summary'],
+      // A message needs a notification only when it mentions, replies or is in a dm; the other types always do.
+      attributeFilter: { notify: ['true'] },
+      attributeFilterTypes: ['message.created'],
       handler: 'workers/write-notifications.ts',
       batchSize: 10,
       maxConcurrency: 2,

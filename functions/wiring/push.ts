@@ -147,6 +147,8 @@ export const push: Area = {
     {
       id: 'PushDispatcher',
       eventTypes: ['message.created'],
+      // Only rooms whose push roster has had an entry: nobody to push to elsewhere.
+      attributeFilter: { pushTargets: ['true'] },
       handler: 'workers/dispatch-push.ts',
       // One message per invocation: a message whose pushes are slow delays no other message's.
       batchSize: 1,

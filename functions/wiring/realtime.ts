@@ -145,6 +145,8 @@ export const realtime: Area = {
     {
       id: 'WatcherNotifier',
       eventTypes: ['message.created'],
+      // Only rooms someone has watched: a plain room's messages cost the notifier nothing.
+      attributeFilter: { watched: ['true'] },
       handler: 'workers/notify-watchers.ts',
       batchSize: 10,
       maxConcurrency: 2,

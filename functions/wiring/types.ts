@@ -250,6 +250,16 @@ export interface EventSubscriber {
    * cost neither a queue message nor an invocation.
    */
   readonly attributeFilter?: Readonly<Partial<Record<EventFilterAttribute, readonly string[]>>>;
+  /**
+   * The event types `attributeFilter` holds for; the subscriber's other types arrive on their type
+   * alone (an `$or` in the filter policy). Unset: all of `eventTypes`.
+   */
+  readonly attributeFilterTypes?: readonly EventType[];
+  /**
+   * A setting the subscriber is useless without (`AI_BASE_URL`): when it is unset at synth (CDK
+   * context) or at the local runtime's start, the subscriber, its queue and its function are not created.
+   */
+  readonly requiresSetting?: 'AI_BASE_URL';
   readonly handler: string;
   readonly batchSize: number;
   /** Concurrent batches, as for {@link QueueConsumer}. */

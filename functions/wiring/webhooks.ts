@@ -92,6 +92,8 @@ export const webhooks: Area = {
     {
       id: 'WebhookDispatcher',
       eventTypes: 'all',
+      // Only events of a type one of the project's registrations subscribes to (cached by the publisher).
+      attributeFilter: { webhook: ['true'] },
       handler: 'workers/dispatch-webhooks.ts',
       batchSize: 10,
       maxConcurrency: 2,

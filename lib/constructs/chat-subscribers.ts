@@ -1,22 +1,11 @@
-import { type ITopic, SubscriptionFilter, Topic } from 'aws-cdk-lib/aws-sns';
+import { type CfnSubscription, type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import type { EventSubscriber } from '#wiring';
-import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events.ts';
+import { filterPolicyOf } from '../event-subscriptions.ts';
 import { addSqsConsumer } from './chat-consumers.ts';
 import type { ChatFunction } from './chat-function.ts';
 import { type ChatQueue, queueWithDeadLetter } from './chat-queues.ts';
-
-/** The subscription's filter policy: the event types, and the attribute conditions the subscriber adds. */
-function filterPolicyOf(subscriber: EventSubscriber): Record<string, SubscriptionFilter> | undefined {
-  const policy: Record<string, SubscriptionFilter> = {};
-  if (subscriber.eventTypes !== 'all')
-    policy[EVENT_TYPE_ATTRIBUTE] = SubscriptionFilter.stringFilter({ allowlist: [...subscriber.eventTypes] });
-  for (const [attribute, allowlist] of Object.entries(subscriber.attributeFilter ?? {})) {
-    policy[attribute] = SubscriptionFilter.stringFilter({ allowlist: [...allowlist] });
-  }
-  return Object.keys(policy).length > 0 ? policy : undefined;
-}
 
 /**
  * An event subscriber of `functions/wiring/`: its own queue and dead-letter queue in `scope` (the
@@ -29,12 +18,10 @@ export function addEventSubscriber(scope: Construct, topic: ITopic, subscriber: 
   // Subscribed through a reference made in the area's own stack: given the root's Topic itself, the
   // L2 would make the area depend on its parent stack, which nested stacks cannot.
   const topicHere = Topic.fromTopicArn(scope, `${subscriber.id}EventTopic`, topic.topicArn);
-  topicHere.addSubscription(
-    new SqsSubscription(queue.queue, {
-      rawMessageDelivery: true,
-      filterPolicy: filterPolicyOf(subscriber),
-    }),
-  );
+  const subscription = topicHere.addSubscription(new SqsSubscription(queue.queue, { rawMessageDelivery: true }));
+  // Written on the resource: the L2's filter policy has no `$or` (filterPolicyOf's, shared with the local stand-in).
+  const policy = filterPolicyOf(subscriber);
+  if (policy) (subscription.node.defaultChild as CfnSubscription).filterPolicy = policy;
   addSqsConsumer(fn, queue.queue, subscriber, subscriber.visibilityTimeoutSeconds);
   return queue;
 }

@@ -51,8 +51,13 @@ export function startQueueConsumers(options: QueueConsumerOptions): QueueConsume
     counts: { receiveRequests: 0, nonEmptyReceives: 0, deleteRequests: 0, invocations: 0, messages: 0 },
     state: { stopped: false },
   };
+  const subscriberIds = new Set(eventSubscribers.map((subscriber) => subscriber.id));
   const chosen = localQueueConsumers.filter(
-    (consumer) => (!options.only || options.only.includes(consumer.id)) && !options.except?.includes(consumer.id),
+    (consumer) =>
+      (!options.only || options.only.includes(consumer.id)) &&
+      !options.except?.includes(consumer.id) &&
+      // The stand-in made no queue for a subscriber whose feature is off (`startSqsLocal`): nothing to poll.
+      !(subscriberIds.has(consumer.id) && !options.queueUrls[consumer.queue]),
   );
   const loops = chosen.map((consumer) => {
     const queueUrl = options.queueUrls[consumer.queue];

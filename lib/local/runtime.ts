@@ -125,12 +125,18 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // Bundled and generated (the OpenAPI document takes seconds) while the stand-ins start.
   const webBundles = writeWebBundles(httpRoutes);
   const dropWebBundles = () => webBundles.then(removeWebBundles, () => undefined);
-  const standIns = await startStandIns({ repoRoot, dataDir: options.dataDir, handlers, secretValues, credentials, attachments }).catch(
-    async (error: unknown) => {
-      await dropWebBundles();
-      throw error;
-    },
-  );
+  const standIns = await startStandIns({
+    repoRoot,
+    dataDir: options.dataDir,
+    handlers,
+    secretValues,
+    credentials,
+    attachments,
+    settings: { ...process.env, ...given },
+  }).catch(async (error: unknown) => {
+    await dropWebBundles();
+    throw error;
+  });
   const running: RunningParts = { standIns, consumers: { queues: [], streams: [] } };
   const metrics: Record<string, number> = {};
   const stats = () => localStats({ metrics, standIns, consumers: running.consumers, gateway: running.gateway, handlers });

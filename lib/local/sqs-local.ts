@@ -2,7 +2,7 @@ import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import { type EventSubscriber, eventSubscribers, queues } from '#wiring';
-import { EVENT_TYPE_ATTRIBUTE } from '../../functions/shared/events';
+import { filterPolicyOf, isSubscriberEnabled } from '../event-subscriptions';
 import { type InProcessRequestHandler, inProcessRequestHandler } from './in-process-handler';
 
 export interface SqsLocal {
@@ -25,9 +25,8 @@ export interface SqsLocal {
 
 /** The subscription's `FilterPolicy`, as CDK writes it on AWS (`lib/constructs/chat-subscribers.ts`). */
 function filterPolicyAttributes(subscriber: EventSubscriber): { FilterPolicy?: string } {
-  const policy: Record<string, readonly string[]> = { ...subscriber.attributeFilter };
-  if (subscriber.eventTypes !== 'all') policy[EVENT_TYPE_ATTRIBUTE] = subscriber.eventTypes;
-  return Object.keys(policy).length > 0 ? { FilterPolicy: JSON.stringify(policy) } : {};
+  const policy = filterPolicyOf(subscriber);
+  return policy ? { FilterPolicy: JSON.stringify(policy) } : {};
 }
 
 export const LOCAL_REGION = 'us-east-1';
@@ -38,10 +37,11 @@ const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
  * queues of the wiring table are created through the real clients as the CDK stacks create them:
  * each shared queue and each event subscriber's queue with its dead-letter queue and redrive
  * policy, and the subscriber queues subscribed to the event topic with raw delivery and the same
- * filter policy on the event type. Contents live in memory: a restart drops undelivered jobs
+ * filter policy on the event type and attributes, but none for a subscriber whose feature the settings
+ * leave off (`requiresSetting`). Contents live in memory: a restart drops undelivered jobs
  * (DynamoDB data, and so every event not yet published, is kept).
  */
-export async function startSqsLocal(): Promise<SqsLocal> {
+export async function startSqsLocal(options: { readonly settings?: Readonly<Record<string, string | undefined>> } = {}): Promise<SqsLocal> {
   const app = buildApp({ logger: false, defaultRegion: LOCAL_REGION });
   const listening = await app.listen({ port: 0, host: '127.0.0.1' });
   const endpoint = new URL(listening).origin;
@@ -72,7 +72,8 @@ export async function startSqsLocal(): Promise<SqsLocal> {
     };
     for (const queue of queues) await createQueue(queue.id, queue);
     const { TopicArn: eventTopicArn } = await sns.send(new CreateTopicCommand({ Name: 'chat-events' }));
-    for (const subscriber of eventSubscribers) {
+    // A subscriber whose feature is off gets no queue, as CDK creates none (lib/stacks/area-stack.ts).
+    for (const subscriber of eventSubscribers.filter((candidate) => isSubscriberEnabled(candidate, options.settings ?? process.env))) {
       const queueUrl = await createQueue(subscriber.id, subscriber);
       await sns.send(
         new SubscribeCommand({

@@ -22,6 +22,7 @@ import { type ChatQueue, type StreamFailureQueue, streamFailureQueue } from '../
 import { addSchedule } from '../constructs/chat-schedules.ts';
 import { addEventSubscriber } from '../constructs/chat-subscribers.ts';
 import { ChatWorkflow } from '../constructs/chat-workflows.ts';
+import { isSubscriberEnabled } from '../event-subscriptions.ts';
 import { bindingSettings, type ChatConfig, sharedEnvironment } from './chat-config.ts';
 
 /**
@@ -198,7 +199,8 @@ export class AreaStack extends NestedStack {
     }
 
     const queues: ChatQueue[] = [];
-    for (const subscriber of area.eventSubscribers ?? []) {
+    // A subscriber whose feature is off at synth (no AI base URL) would only drop every event: not created.
+    for (const subscriber of (area.eventSubscribers ?? []).filter((candidate) => isSubscriberEnabled(candidate, config.providerUrls))) {
       const fn = create(entryOf(subscriber.id), { description: `Event subscriber: ${subscriber.summary}` });
       queues.push(addEventSubscriber(this, shared.eventTopic, subscriber, fn));
     }

@@ -7,16 +7,17 @@ import { logger } from '#shared/logger';
 import { countMetric } from '#shared/metrics';
 import { withTraceId } from '#shared/request-context';
 import { traceIdOf } from '#shared/trace-id';
+import { type AttributedEvent, type FilterAttributes, withFilterAttributes } from './message-attributes';
 import { messageEvents } from './message-events';
 
 /** Batches in flight at once. */
 const PUBLISH_CONCURRENCY = 8;
 
-/** The events a stream record carries: a new message's, or the one an outbox item holds. */
-export async function eventsOfRecord(record: DynamoDBRecord): Promise<DomainEvent[]> {
+/** The events a stream record carries, with their filter attributes: a new message's, or the one an outbox item holds. */
+export async function eventsOfRecord(record: DynamoDBRecord): Promise<AttributedEvent[]> {
   const inserted = insertedItem(record);
-  if (inserted?.kind === 'message') return messageEvents(inserted.message);
-  if (inserted?.kind === 'outbox') return [parseEvent(inserted.event)];
+  if (inserted?.kind === 'message') return withFilterAttributes(await messageEvents(inserted.message), inserted.message);
+  if (inserted?.kind === 'outbox') return withFilterAttributes([parseEvent(inserted.event)]);
   return [];
 }
 
@@ -29,6 +30,7 @@ const traceIdOfStreamRecord = (record: DynamoDBRecord) => traceIdOf(record.dynam
 interface Pending {
   readonly recordIndex: number;
   readonly event: DomainEvent;
+  readonly attributes: FilterAttributes;
   readonly body: string;
   readonly traceId: string;
 }
@@ -55,7 +57,9 @@ export async function publishRecords(records: readonly DynamoDBRecord[]): Promis
       withTraceId(traceIdOfStreamRecord(record), async () => {
         try {
           const traceId = traceIdOfStreamRecord(record);
-          for (const event of await eventsOfRecord(record)) pending.push({ recordIndex, event, body: asciiJson(event), traceId });
+          for (const { event, attributes } of await eventsOfRecord(record)) {
+            pending.push({ recordIndex, event, attributes, body: asciiJson(event), traceId });
+          }
         } catch (error) {
           if (error instanceof EventCatalogueError) {
             logger.error('a stream record carries an event the catalogue refuses; passed over', {

@@ -1,3 +1,4 @@
+import { roomFlagsOf } from '#domain/events/message-attributes';
 import { findBlockedTerm, recordAutoFlag } from '#domain/moderation/block-list';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { broadcastToRoom } from '#domain/realtime/broadcast';
@@ -96,8 +97,7 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
       ? await requireMessage(projectId, input.roomId, input.parent_id)
       : undefined;
   if (context.source !== 'import') await joinPublicRoom(principal, access);
-  const bridged = (access.room.bridgeCount ?? 0) > 0;
-  return persistAndAnnounce(principal, input, authorId, context, parent, bridged);
+  return persistAndAnnounce(principal, input, authorId, context, parent, roomFlagsOf(access.room));
 }
 
 function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
@@ -134,7 +134,7 @@ async function persistAndAnnounce(
   authorId: string,
   context: SendContext,
   parent: MessageItem | undefined,
-  bridged: boolean,
+  roomFlags: ReturnType<typeof roomFlagsOf>,
 ): Promise<SendResult> {
   const projectId = principal.projectId;
   const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
@@ -152,8 +152,9 @@ async function persistAndAnnounce(
     moderation,
     ...(context.voice ? { voice: context.voice } : {}),
     ...(input.parent_id != null ? threadFields(parent ? threadPlacement(parent) : rootGuess(input.parent_id)) : {}),
-    // Known from the room read above (cached up to CACHE_TTL_MS): a bridge made within that time may miss a message.
-    ...(bridged ? { bridged: true as const } : {}),
+    // Known from the room read above (cached up to CACHE_TTL_MS): a bridge, the first push target or
+    // watcher of a room may miss that long of its messages (docs/architecture.md, "Events between areas").
+    ...roomFlags,
     ...(context.viaBridge ? { viaBridge: context.viaBridge } : {}),
   };
 

@@ -1,6 +1,9 @@
+import { forgetRoomAccess } from '#domain/rooms/rooms';
+import { TtlCache } from '#shared/cache';
 import * as memberships from '#shared/db/membership';
 import { type PushTarget, targetOf, type UserTargets, userTargets, WEB_PUSH_FAILURE_GATE } from '#shared/db/push';
 import { rosterEntryDeleteOlderPart, rosterEntryDeletePart, rosterEntryPutPart } from '#shared/db/push-roster';
+import { setRoomWakeFlag } from '#shared/db/room';
 import { isConditionFailure, type TransactPart, transactWrite } from '#shared/db/transact';
 import type { DomainEvent } from '#shared/events';
 import { countMetric } from '#shared/metrics';
@@ -33,9 +36,25 @@ async function writeUnlessRefused(parts: readonly TransactPart[]): Promise<void>
   }
 }
 
+/** A room deleted and made again under its id within this long may miss the flag: its pushes then wait for the next put. */
+const FLAGGED_ROOMS_TTL_MS = 10 * 60_000;
+/** Rooms this instance has flagged (`pushTargets` is never cleared, so once is enough). */
+const flaggedRooms = new TtlCache<true>(FLAGGED_ROOMS_TTL_MS);
+
+/** The room's `pushTargets` flag, which lets its messages wake the push dispatcher (`functions/wiring/push.ts`). */
+async function flagPushTargets(projectId: string, roomId: string): Promise<void> {
+  const key = `${projectId}|${roomId}`;
+  if (flaggedRooms.get(key)) return;
+  await setRoomWakeFlag(projectId, roomId, 'pushTargets');
+  forgetRoomAccess(projectId, roomId);
+  flaggedRooms.set(key, true);
+}
+
 /** Writes (or removes) the user's copy in one room, while they are a member. */
 async function writeCopy(projectId: string, roomId: string, userId: string, targets: UserTargets): Promise<void> {
   const copy = sendable(targets);
+  // Before the entry: a message between the two then wakes the push dispatcher for nothing, never misses it.
+  if (copy.length > 0) await flagPushTargets(projectId, roomId);
   await writeUnlessRefused(
     copy.length > 0
       ? [memberships.isMemberCheck(projectId, roomId, userId), rosterEntryPutPart(projectId, roomId, userId, copy, targets.version)]

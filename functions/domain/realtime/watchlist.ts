@@ -1,5 +1,6 @@
-import { accessRoom } from '#domain/rooms/rooms';
+import { accessRoom, forgetRoomAccess } from '#domain/rooms/rooms';
 import type { Principal } from '#shared/auth';
+import { setRoomWakeFlag } from '#shared/db/room';
 import { deleteWatch, putWatcher, putWatchIfAbsent, type WatchItem, type WatchTargetType, watchesOf } from '#shared/db/watchlist';
 import { ConflictError, ForbiddenError } from '#shared/errors';
 import { forgetWatchers } from './watch-notifications';
@@ -38,6 +39,11 @@ export async function addWatchTarget(
     const access = await accessRoom(watcher, target.targetId, { join: false });
     if (!access.membership && access.room.type !== 'public')
       throw new ForbiddenError('The user is not a member of this room', 'not_a_member');
+    // Before the watch: a message in between then wakes the watcher subscriber for nothing, never misses it.
+    if (!access.room.watched) {
+      await setRoomWakeFlag(projectId, target.targetId, 'watched');
+      forgetRoomAccess(projectId, target.targetId);
+    }
   }
   const current = await listWatchlist(projectId, watcherId);
   const existing = current.find((t) => t.type === target.type && t.targetId === target.targetId);

@@ -36,6 +36,11 @@ export interface RoomAccess {
 const accessCache = new TtlCache<RoomAccess>(config.CACHE_TTL_MS);
 const accessCacheKey = (projectId: string, roomId: string, userId: string) => `${projectId}|${roomId}|${userId}`;
 const forgetRoom = (projectId: string, roomId: string) => accessCache.deletePrefix(`${projectId}|${roomId}|`);
+/**
+ * For whoever changes the room item outside this module (its wake flags): this instance's next
+ * send reads it again; other instances see it within `CACHE_TTL_MS`.
+ */
+export const forgetRoomAccess = forgetRoom;
 
 const dmRoomId = (userA: string, userB: string) =>
   `${DM_ROOM_ID_PREFIX}${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
@@ -215,6 +220,7 @@ export async function createRoom(principal: Principal, input: CreateRoomInput): 
     ...(input.description === undefined ? {} : { description: input.description }),
     e2eEnabled: input.e2eEnabled ?? false,
     e2eKey: randomBytes(32).toString('base64'),
+    wakeFlagsKept: true,
     createdBy: actorId(principal),
     createdAt: now,
     updatedAt: now,

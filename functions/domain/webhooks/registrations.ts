@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { forgetRegisteredTypes } from '#domain/events/message-attributes';
 import { TtlCache } from '#shared/cache';
 import { config } from '#shared/config';
 import * as registrations from '#shared/db/webhook';
@@ -61,6 +62,7 @@ export async function registerWebhook(
   };
   await registrations.createWebhook(item);
   subscribersCache.delete(projectId);
+  forgetRegisteredTypes(projectId);
   // The secret is returned this once and never again.
   return { ...toWebhook(item), secret };
 }
@@ -72,6 +74,7 @@ export async function listWebhooks(projectId: string) {
 export async function deleteWebhook(projectId: string, webhookId: string): Promise<void> {
   if (!(await registrations.deleteWebhook(projectId, webhookId))) throw new NotFoundError('webhook_not_found', 'Webhook not found');
   subscribersCache.delete(projectId);
+  forgetRegisteredTypes(projectId);
 }
 
 /** Registrations subscribed to an event type: one Query per project, cached for `CACHE_TTL_MS`. */

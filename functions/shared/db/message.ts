@@ -67,6 +67,14 @@ export const messageItem = z.object({
   /** The bridge a bridged platform's message came in through, which the relay does not send it back to. */
   viaBridge: z.optional(z.string()),
   /**
+   * Copied from the room item as the send read it (`roomFlagsOf` of `#domain/events/message-attributes`):
+   * the room is a dm, has had push targets, has had watchers. The publisher turns them into the
+   * filter attributes that wake the notification, push and watcher subscribers only when needed.
+   */
+  dm: z.optional(z.literal(true)),
+  pushTargets: z.optional(z.literal(true)),
+  watched: z.optional(z.literal(true)),
+  /**
    * The trace id of the request that sent it: the item is the outbox of its `message.created`, so
    * the publisher hands the id on with the events (docs/operations.md, "Trace ids"). Never shown.
    */

@@ -28,6 +28,19 @@ export const roomItem = z.object({
   allowMemberPins: z.optional(z.boolean()),
   /** Bridges linking the room to Slack, Discord or Matrix channels (`./bridge`); absent: none. */
   bridgeCount: z.optional(z.number().check(z.int())),
+  /**
+   * Set (never cleared) in the transaction that first puts an entry in the room's push roster, and
+   * when someone first watches the room: copied onto each message so the publisher wakes the push
+   * and watcher subscribers only for rooms that may need them (`./push-roster`, `./watchlist`).
+   */
+  pushTargets: z.optional(z.literal(true)),
+  watched: z.optional(z.literal(true)),
+  /**
+   * Set on rooms created since those two flags exist, whose flags are therefore complete. An older
+   * room lacks it and is taken to have push targets and watchers, so an upgrade needs no backfill:
+   * its messages wake those subscribers as they always did.
+   */
+  wakeFlagsKept: z.optional(z.literal(true)),
   createdBy: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -135,3 +148,28 @@ export const publicRoomIdsPage = (projectId: string, page: { after?: string; lim
 /** The room's creator, where it is `userId`, becomes the erased user. */
 export const forgetRoomCreator = (item: RoomItem, userId: string) =>
   replaceActor(roomKey(item.projectId, item.roomId), item, ['createdBy'], userId);
+
+/** The room flags that wake a subscriber (`pushTargets`, `watched`): set once, never cleared. */
+export type RoomWakeFlag = 'pushTargets' | 'watched';
+
+/**
+ * Sets a wake flag on the room item, unless it is set or the room is gone: one conditional
+ * UpdateItem (a plain write, not a transaction part, so members syncing at once never cancel each
+ * other's transactions on the room item).
+ */
+export async function setRoomWakeFlag(projectId: string, roomId: string, flag: RoomWakeFlag): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: roomKey(projectId, roomId),
+        UpdateExpression: 'SET #flag = :set',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#flag)',
+        ExpressionAttributeNames: { '#flag': flag },
+        ExpressionAttributeValues: { ':set': true },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}

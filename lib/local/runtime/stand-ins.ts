@@ -26,10 +26,12 @@ export async function startStandIns(options: {
   readonly secretValues: Partial<Record<SecretId, string>>;
   readonly credentials: LocalCredentials;
   readonly attachments: boolean;
+  /** The run's settings: the SQS stand-in leaves out subscribers whose feature they turn off. */
+  readonly settings: Readonly<Record<string, string | undefined>>;
 }): Promise<StandIns> {
   const [dynamo, sqs, stepFunctions, secrets, ses, s3] = await Promise.all([
     startDynamoDbLocal({ dataDir: options.dataDir }),
-    startSqsLocal(),
+    startSqsLocal({ settings: options.settings }),
     startLocalStepFunctions({ repoRoot: options.repoRoot, handlers: options.handlers }),
     startSecretsLocal(options.secretValues),
     startSesLocal(),

@@ -8,6 +8,7 @@ import { expectedEnvironment, streamingRoutes } from '../../support/chat-stack/e
 import {
   environmentOf,
   functionIdIn,
+  isDeployedWith,
   newApp,
   pascalCase,
   resourcesOfType,
@@ -84,7 +85,7 @@ describe('configuration', () => {
     providerUrls: { [outboundHosts.fcm.setting]: 'http://127.0.0.1:4010' },
   } satisfies Partial<ChatConfig>;
   const configured = resolveChatConfig(overrides);
-  const entries = [...areas, providerProbe].flatMap(functionsOf);
+  const entries = [...areas, providerProbe].flatMap(functionsOf).filter((entry) => isDeployedWith(entry, overrides.providerUrls));
   let synth: Synthesized;
 
   beforeAll(() => {

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { config as handlerConfig } from '#shared/config';
-import { EVENT_TYPE_ATTRIBUTE } from '#shared/events';
 import { areas, functionsOf } from '#wiring';
 import { streamingRouteTimeout } from '../../../lib/constructs/chat-apis.ts';
 import {
@@ -12,6 +11,7 @@ import {
 } from '../../../lib/constructs/chat-consumers.ts';
 import { repoRoot } from '../../../lib/constructs/chat-function.ts';
 import { streamCorsAllowHeaders } from '../../../lib/cors.ts';
+import { filterPolicyOf } from '../../../lib/event-subscriptions.ts';
 import { loadDefinition } from '../../../lib/local/step-functions.ts';
 import { resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
 import { sseUrlOutputId } from '../../../lib/stacks/chat-stack.ts';
@@ -273,11 +273,7 @@ export function describeAreaStack(areaId: string): void {
       const properties = subscriptions[0]?.Properties as Record<string, unknown>;
       expect(properties).toMatchObject({ Protocol: 'sqs', RawMessageDelivery: true });
       expect(render(view(), properties.TopicArn)).toBe('<event topic>');
-      const policy = {
-        ...(subscriber.eventTypes === 'all' ? {} : { [EVENT_TYPE_ATTRIBUTE]: [...subscriber.eventTypes] }),
-        ...Object.fromEntries(Object.entries(subscriber.attributeFilter ?? {}).map(([name, values]) => [name, [...values]])),
-      };
-      expect(properties.FilterPolicy).toEqual(Object.keys(policy).length > 0 ? policy : undefined);
+      expect(properties.FilterPolicy).toEqual(filterPolicyOf(subscriber));
     });
 
     it('lets the event topic, and no other sender, deliver to its queue', () => {

@@ -15,6 +15,7 @@ import { tableSchema } from '#wiring/table';
 import { streamingRouteTimeout, webSocketStageName } from '../../../lib/constructs/chat-apis.ts';
 import { defaultServiceName } from '../../../lib/constructs/chat-function.ts';
 import { type ChatConfig, resolveChatConfig } from '../../../lib/stacks/chat-config.ts';
+import { SHARED_SYNTH_CONTEXT } from './synthesized.ts';
 
 /**
  * What the wiring table says the synthesized templates hold, in the rendered terms of
@@ -41,7 +42,10 @@ export const on = (actions: readonly string[], ...targets: string[]) =>
  * The least privilege each binding kind of `functions/wiring/bindings.ts` stands for, plus what every function
  * needs (its own log group, X-Ray) and what its event source needs.
  */
-export function expectedGrants(entry: FunctionEntry, config: ChatConfig = resolveChatConfig()): string[] {
+/** The configuration of the shared app (`synthesizedApp`): the defaults and its AI base URL. */
+export const sharedSynthConfig = (): ChatConfig => resolveChatConfig({ providerUrls: SHARED_SYNTH_CONTEXT });
+
+export function expectedGrants(entry: FunctionEntry, config: ChatConfig = sharedSynthConfig()): string[] {
   const grants = [
     ...on(['logs:CreateLogStream', 'logs:PutLogEvents'], `<${entry.id} log group>.Arn`),
     ...on(['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], '*'),
@@ -105,7 +109,7 @@ export function expectedGrants(entry: FunctionEntry, config: ChatConfig = resolv
 }
 
 /** The environment a function gets: the shared settings and one variable per binding, rendered. */
-export function expectedEnvironment(entry: FunctionEntry, config: ChatConfig = resolveChatConfig()): Record<string, string> {
+export function expectedEnvironment(entry: FunctionEntry, config: ChatConfig = sharedSynthConfig()): Record<string, string> {
   const environment: Record<string, string> = {
     NODE_OPTIONS: '--enable-source-maps',
     POWERTOOLS_SERVICE_NAME: defaultServiceName,

@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
-import { type Area, type FunctionEntry, functionEntries, queues } from '#wiring';
+import { type Area, eventSubscribers, type FunctionEntry, functionEntries, queues } from '#wiring';
 import { type SecretId, secretDefinitions } from '#wiring/bindings';
 import { repoRoot } from '../../../lib/constructs/chat-function.ts';
+import { isSubscriberEnabled } from '../../../lib/event-subscriptions.ts';
 import type { AreaStack } from '../../../lib/stacks/area-stack.ts';
 import { type ChatAppOptions, createChatApp } from '../../../lib/stacks/chat-app.ts';
 import type { ChatStack } from '../../../lib/stacks/chat-stack.ts';
@@ -266,11 +267,18 @@ export function templateFiles(outdir: string): Map<string, string> {
 let shared: Synthesized | undefined;
 
 /**
+ * The shared app's context beyond cdk.json: an AI base URL, so the subscribers that exist only with
+ * AI (`requiresSetting`) are there to check with the rest; `test/infra/subscriber-filters.test.ts`
+ * synthesizes without it and finds them gone.
+ */
+export const SHARED_SYNTH_CONTEXT = { AI_BASE_URL: 'https://ai.example.test/v1' } as const;
+
+/**
  * The app as `cdk synth` builds it by default, synthesized on first use and then shared by every file
  * of the suite that runs in the same worker, so that a file per area does not mean a synth per area.
  */
 export function synthesizedApp(): Synthesized {
-  shared ??= synthesize();
+  shared ??= synthesize({}, SHARED_SYNTH_CONTEXT);
   return shared;
 }
 
@@ -287,6 +295,15 @@ export const viewOfFunction = (entry: FunctionEntry, synth: Synthesized = synthe
   return view as AreaView;
 };
 export const functionOf = (entry: FunctionEntry) => functionIdIn(viewOfFunction(entry), entry.id);
+/**
+ * Whether an app synthesized with these provider URLs has the function: an event subscriber whose
+ * feature they leave off (`requiresSetting`, no `AI_BASE_URL`) is not created.
+ */
+export function isDeployedWith(entry: FunctionEntry, providerUrls: Readonly<Record<string, string>> = {}): boolean {
+  const subscriber = entry.kind === 'eventSubscriber' ? eventSubscribers.find((candidate) => candidate.id === entry.id) : undefined;
+  return !subscriber || isSubscriberEnabled(subscriber, providerUrls);
+}
+
 export const entryOf = (functionId: string) => functionEntries.find((entry) => entry.id === functionId) as FunctionEntry;
 
 /** Every area view with its resources of `type`. */
