@@ -92,7 +92,9 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
   const parent = input.parent_id != null ? await requireMessage(projectId, input.roomId, input.parent_id) : undefined;
   if (context.source !== 'import') await joinPublicRoom(principal, access);
   const bridged = (access.room.bridgeCount ?? 0) > 0;
-  return persistAndAnnounce(principal, input, authorId, context, parent && threadPlacement(parent), bridged);
+  // As cached (up to CACHE_TTL_MS): a room turning hot or cool is seen that much later (docs/architecture.md, "Hot rooms").
+  const coalesced = (access.room.coalesceUntil ?? 0) > Date.now();
+  return persistAndAnnounce(principal, input, authorId, context, parent && threadPlacement(parent), bridged, coalesced);
 }
 
 function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
@@ -130,6 +132,7 @@ async function persistAndAnnounce(
   context: SendContext,
   thread: ThreadPlacement | undefined,
   bridged: boolean,
+  coalesced: boolean,
 ): Promise<SendResult> {
   const projectId = principal.projectId;
   const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
@@ -150,6 +153,7 @@ async function persistAndAnnounce(
     // Known from the room read above (cached up to CACHE_TTL_MS): a bridge made within that time may miss a message.
     ...(bridged ? { bridged: true as const } : {}),
     ...(context.viaBridge ? { viaBridge: context.viaBridge } : {}),
+    ...(coalesced ? { delivery: 'coalesced' as const, ...(context.connectionId ? { senderConnectionId: context.connectionId } : {}) } : {}),
   };
 
   const live = input.createdAt === undefined;
@@ -172,9 +176,12 @@ async function persistAndAnnounce(
           matchedTerm,
         })
       : undefined,
-    broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch((error) =>
-      logger.error('broadcast failed', { error: error as Error, roomId: message.roomId }),
-    ),
+    // A coalesced room's messages are posted by the RoomDelivery stream consumer: no connection read here.
+    coalesced
+      ? undefined
+      : broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch(
+          (error) => logger.error('broadcast failed', { error: error as Error, roomId: message.roomId }),
+        ),
   ]);
   return { message, created: true };
 }

@@ -28,6 +28,11 @@ export const roomItem = z.object({
   allowMemberPins: z.optional(z.boolean()),
   /** Bridges linking the room to Slack, Discord or Matrix channels (`./bridge`); absent: none. */
   bridgeCount: z.optional(z.number().check(z.int())),
+  /**
+   * Epoch ms until which the room is coalesced (hot): its messages are delivered by the `RoomDelivery`
+   * stream consumer in batches instead of by the sender. Set by the event publisher's room heat.
+   */
+  coalesceUntil: z.optional(z.number()),
   createdBy: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -135,3 +140,25 @@ export const publicRoomIdsPage = (projectId: string, page: { after?: string; lim
 /** The room's creator, where it is `userId`, becomes the erased user. */
 export const forgetRoomCreator = (item: RoomItem, userId: string) =>
   replaceActor(roomKey(item.projectId, item.roomId), item, ['createdBy'], userId);
+
+/**
+ * Keeps the room coalesced until `untilMs` (epoch ms). Never shortens a later hold another writer
+ * set, and never creates a room that is gone: both are a condition failure, answered `false`.
+ */
+export async function setRoomCoalesceUntil(projectId: string, roomId: string, untilMs: number): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: roomKey(projectId, roomId),
+        UpdateExpression: 'SET coalesceUntil = :until',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(coalesceUntil) OR coalesceUntil < :until)',
+        ExpressionAttributeValues: { ':until': untilMs },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
