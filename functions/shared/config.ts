@@ -141,6 +141,20 @@ const configSchema = z.object({
   REALTIME_FANOUT_BATCH_SIZE: positiveInt(100),
   /** Presence frames are broadcast while a room has at most this many connections. */
   REALTIME_PRESENCE_MAX_CONNECTIONS: positiveInt(100),
+  /**
+   * Hot rooms (docs/architecture.md, "Hot rooms: coalesced delivery"): a room whose messages pass
+   * this many per second, as the event publisher counts them off the stream, is coalesced: its
+   * messages are posted by the `RoomDelivery` stream consumer, a window's worth per frame.
+   */
+  REALTIME_COALESCE_THRESHOLD_PER_SECOND: positiveInt(5),
+  /** How long a room stays coalesced after its rate last passed the threshold (refreshed while it stays hot). */
+  REALTIME_COALESCE_HOLD_SECONDS: positiveInt(60),
+  /**
+   * Locally, how often the `RoomDelivery` consumer reads the stream: the window one batch frame
+   * gathers. On AWS the window is Lambda's stream polling (about 250 ms), not this setting. The
+   * `RoomDelivery` entry of the wiring table names the same default for the poller.
+   */
+  REALTIME_COALESCE_WINDOW_MS: positiveInt(200),
   /** Messages in the `history` frame when the client does not ask (`history=`). */
   REALTIME_HISTORY_DEFAULT: z._default(z.coerce.number().check(z.int(), z.nonnegative(), z.maximum(100)), 20),
   SSE_POLL_INTERVAL_MS: positiveInt(1000),

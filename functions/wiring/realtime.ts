@@ -1,4 +1,5 @@
 import { messageWriter } from './messages.ts';
+import { MESSAGE_SK_PREFIX } from './table.ts';
 import type { Area, QueueDefinition } from './types.ts';
 
 /** Shared with the rooms and messages areas, which queue fan-out batches of large rooms. */
@@ -180,6 +181,26 @@ export const realtime: Area = {
       // Closing the sockets announces the departures (presence frames, room events), as a disconnect does.
       bindings: ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'],
       summary: 'A member removed from a room stops receiving it: their sockets to the room are closed',
+    },
+  ],
+  streamConsumers: [
+    {
+      id: 'RoomDelivery',
+      handler: 'workers/deliver-room-batches.ts',
+      // A window's records in one invocation: at 1,000 a window is far past any room's rate.
+      batchSize: 1000,
+      // Only the messages the sender left to this consumer (docs/architecture.md, "Hot rooms: coalesced delivery").
+      filters: [
+        {
+          eventName: ['INSERT'],
+          dynamodb: { Keys: { sk: { S: [{ prefix: MESSAGE_SK_PREFIX }] } }, NewImage: { delivery: { S: ['coalesced'] } } },
+        },
+      ],
+      timeoutSeconds: 30,
+      pollCadence: { setting: 'REALTIME_COALESCE_WINDOW_MS', defaultMs: 200 },
+      // Write: gone connections are forgotten, as after a broadcast; the queue: fan-out jobs of large rooms.
+      bindings: ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'],
+      summary: 'Hot rooms: each stream poll window of messages as batch frames to opted-in sockets, single frames to the rest',
     },
   ],
 };

@@ -286,6 +286,13 @@ export interface StreamConsumer {
   readonly timeoutSeconds: number;
   readonly bindings: readonly Binding[];
   readonly summary: string;
+  /**
+   * Locally, read this consumer's lanes at a fixed cadence: every `setting` ms (`defaultMs` unset),
+   * however full the last read, so a window's records arrive in one invocation. On AWS, Lambda
+   * polls a shard about four times a second whatever this says.
+   * @default the poller's usual pace (again at once after a full page, else after a pause)
+   */
+  readonly pollCadence?: { readonly setting: string; readonly defaultMs: number };
 }
 
 /** A Lambda function a state machine invokes: its ARN replaces `${placeholder}` in the ASL file. */

@@ -1,6 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { publishRecords } from '#domain/events/publisher';
+import { measureRoomHeat } from '#domain/realtime/room-heat';
 import { observability } from '#edge/middlewares/observability';
 import { traceId } from '#edge/middlewares/trace-id';
 import { inRequestContext } from '#shared/request-context';
@@ -17,7 +18,8 @@ export const handler = inRequestContext(
     .use(traceId() as MiddlewareObj<DynamoDBStreamEvent, unknown, Error, Context>)
     .use(observability<DynamoDBStreamEvent, Context>(() => ({ consumer: 'publishing events' })))
     .handler(async (event) => {
-      const firstFailed = await publishRecords(event.Records);
+      // Off the request path: the publisher sees every message, so it measures which rooms run hot.
+      const [firstFailed] = await Promise.all([publishRecords(event.Records), measureRoomHeat(event.Records)]);
       if (firstFailed === undefined) return { batchItemFailures: [] };
       const sequenceNumber = event.Records[firstFailed]?.dynamodb?.SequenceNumber ?? '';
       return { batchItemFailures: [{ itemIdentifier: sequenceNumber }] };

@@ -25,6 +25,8 @@ const connectQuery = z.object({
   /** pusher-js sends the protocol version it speaks. */
   protocol: z.optional(z.string().check(z.regex(/^\d{1,3}$/))),
   cache: z.optional(z.enum(['0', '1', 'true', 'false'])),
+  /** Batch frames in coalesced rooms (docs/architecture.md, "Hot rooms: coalesced delivery"). */
+  batch: z.optional(z.enum(['0', '1', 'true', 'false'])),
   history: z.optional(z.pipe(z.string().check(z.regex(/^\d{1,3}$/)), z.transform(Number)).check(z.maximum(100))),
 });
 
@@ -59,7 +61,8 @@ export const handler = wsHandler('$connect', async (event, context) => {
   if (!membership) throw new ForbiddenError('Only room members may connect', 'not_a_member');
   const publicLimit = config.RATE_LIMIT_PUBLIC_WS_CONNECTIONS_PER_MINUTE;
   if (room.type === 'public' && publicLimit) await consumeRateLimit(principal.projectId, 'ws-public', [principal.userId], publicLimit);
-  const connection = { ...base, channel: 'room' as const, roomId: query.roomId };
+  const batch = query.batch === '1' || query.batch === 'true';
+  const connection = { ...base, channel: 'room' as const, roomId: query.roomId, ...(batch ? { batch: true as const } : {}) };
   const change = await registerConnection(connection);
   await queueWelcome(connectionId, {
     kind: 'welcome',

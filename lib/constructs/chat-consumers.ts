@@ -57,6 +57,8 @@ export function addStreamConsumer(fn: ChatFunction, table: ITableV2, consumer: S
       // From the oldest record still in the stream: a first deploy misses nothing written meanwhile.
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: consumer.batchSize,
+      // No wait for a fuller batch: Lambda's own polling of the shard is the window (RoomDelivery's coalescing).
+      maxBatchingWindow: Duration.seconds(0),
       reportBatchItemFailures: true,
       ...streamRetryPolicy,
       onFailure: new SqsDlq(failures),

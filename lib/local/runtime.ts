@@ -186,6 +186,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       accessKeyId: credentials.accessKeyId,
       handlers,
       dataDir: options.dataDir,
+      settings,
     };
     const startConsumers = await startChosenConsumers(options.consumers ?? true, sources, running.consumers);
     running.scheduler = startScheduler({

@@ -48,6 +48,10 @@ function validate(consumers: readonly StreamConsumerDefinition[]): Consumer[] {
     if (!Number.isInteger(definition.batchSize) || definition.batchSize < 1 || definition.batchSize > 10_000) {
       throw new Error(`Stream consumer ${definition.id}: batchSize must be an integer from 1 to 10000, got ${definition.batchSize}`);
     }
+    const cadence = definition.pollCadenceMs;
+    if (cadence !== undefined && !(Number.isInteger(cadence) && cadence > 0)) {
+      throw new Error(`Stream consumer ${definition.id}: pollCadenceMs must be a positive integer, got ${cadence}`);
+    }
     try {
       return { definition, accepts: compileFilters(definition.filters as readonly FilterPattern[]) };
     } catch (error) {

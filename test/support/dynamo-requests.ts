@@ -5,6 +5,8 @@ import { dynamo } from '#shared/db/client';
 export interface DynamoRequest {
   readonly command: string;
   readonly pk?: string;
+  /** The partition a Query reads (its `:pk` value), kept apart from `pk` so that filters on `pk` see keyed requests only. */
+  readonly queried?: string;
 }
 
 /**
@@ -17,9 +19,15 @@ export async function dynamoRequestsOf(work: () => Promise<unknown>): Promise<Dy
   const name = `record-${randomUUID()}`;
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+      const input = args.input as { Key?: { pk?: unknown }; Item?: { pk?: unknown }; ExpressionAttributeValues?: { ':pk'?: unknown } };
       const pk = input.Key?.pk ?? input.Item?.pk;
-      sent.push({ command: String(context.commandName).replace(/Command$/, ''), ...(pk === undefined ? {} : { pk: String(pk) }) });
+      const command = String(context.commandName).replace(/Command$/, '');
+      const queried = command === 'Query' ? input.ExpressionAttributeValues?.[':pk'] : undefined;
+      sent.push({
+        command,
+        ...(pk === undefined ? {} : { pk: String(pk) }),
+        ...(queried === undefined ? {} : { queried: String(queried) }),
+      });
       return next(args);
     },
     { step: 'initialize', name },

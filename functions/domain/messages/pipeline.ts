@@ -97,7 +97,9 @@ export async function sendMessage(principal: Principal, input: MessageInput, con
       ? await requireMessage(projectId, input.roomId, input.parent_id)
       : undefined;
   if (context.source !== 'import') await joinPublicRoom(principal, access);
-  return persistAndAnnounce(principal, input, authorId, context, parent, roomFlagsOf(access.room));
+  // As cached (up to CACHE_TTL_MS): a room turning hot or cool is seen that much later (docs/architecture.md, "Hot rooms").
+  const coalesced = (access.room.coalesceUntil ?? 0) > Date.now();
+  return persistAndAnnounce(principal, input, authorId, context, parent, roomFlagsOf(access.room), coalesced);
 }
 
 function rateLimitKeys(userId: string, roomId: string, sourceIp: string | undefined): string[] {
@@ -135,6 +137,7 @@ async function persistAndAnnounce(
   context: SendContext,
   parent: MessageItem | undefined,
   roomFlags: ReturnType<typeof roomFlagsOf>,
+  coalesced: boolean,
 ): Promise<SendResult> {
   const projectId = principal.projectId;
   const createdAt = input.createdAt ? new Date(input.createdAt).toISOString() : new Date().toISOString();
@@ -156,6 +159,7 @@ async function persistAndAnnounce(
     // watcher of a room may miss that long of its messages (docs/architecture.md, "Events between areas").
     ...roomFlags,
     ...(context.viaBridge ? { viaBridge: context.viaBridge } : {}),
+    ...(coalesced ? { delivery: 'coalesced' as const, ...(context.connectionId ? { senderConnectionId: context.connectionId } : {}) } : {}),
   };
 
   const live = input.createdAt === undefined;
@@ -176,9 +180,12 @@ async function persistAndAnnounce(
           matchedTerm,
         })
       : undefined,
-    broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch((error) =>
-      logger.error('broadcast failed', { error: error as Error, roomId: message.roomId }),
-    ),
+    // A coalesced room's messages are posted by the RoomDelivery stream consumer: no connection read here.
+    coalesced
+      ? undefined
+      : broadcastToRoom(projectId, message.roomId, { type: 'message', message }, { excludeConnectionId: context.connectionId }).catch(
+          (error) => logger.error('broadcast failed', { error: error as Error, roomId: message.roomId }),
+        ),
   ]);
   return { message, created: true };
 }

@@ -30,6 +30,8 @@ export const connectionItem = z.object({
   connectionId: z.string(),
   connectedAt: z.string(),
   ttl: z.number().check(z.int()),
+  /** The client asked for batch frames in coalesced rooms (`batch=1` on connect); room channel only. */
+  batch: z.optional(z.literal(true)),
 });
 export type Connection = z.infer<typeof connectionItem>;
 
@@ -40,6 +42,8 @@ export const connectionRef = z.object({
   channel: z.enum(['room', 'user']),
   roomId: z.optional(z.string()),
   ttl: z.number().check(z.int()),
+  /** Takes batch frames in a coalesced room (`batch=1`); carried by the room list entry, so a fan-out needs no other read. */
+  batch: z.optional(z.literal(true)),
 });
 export type ConnectionRef = z.infer<typeof connectionRef>;
 
@@ -89,15 +93,17 @@ export const legacyRoomConnectionKey = (projectId: string, roomId: string, conne
 
 /**
  * Connection ids (API Gateway's base64) and user ids (`idSchema`) never hold a space. The entry
- * is rebuilt from the connection record to take it out again, so it must never change form.
+ * is rebuilt from the connection record to take it out again, so it must never change form. A
+ * fourth field `b` marks a connection that takes batch frames; entries without it read as before.
  */
-export const roomListEntry = (connection: { connectionId: string; userId: string; ttl: number }) =>
-  `${connection.connectionId} ${connection.userId} ${connection.ttl}`;
+export const roomListEntry = (connection: { connectionId: string; userId: string; ttl: number; batch?: true }) =>
+  `${connection.connectionId} ${connection.userId} ${connection.ttl}${connection.batch ? ' b' : ''}`;
 
 export interface RoomListEntry {
   readonly connectionId: string;
   readonly userId: string;
   readonly ttl: number;
+  readonly batch?: true;
   /** As stored, to take it out of its set. */
   readonly entry: string;
 }
@@ -126,9 +132,9 @@ export function roomListEntries(item: Record<string, unknown>, malformed: (entry
   }
   const entries: RoomListEntry[] = [];
   for (const entry of set as Set<string>) {
-    const [connectionId, userId, ttl] = entry.split(' ');
+    const [connectionId, userId, ttl, flag] = entry.split(' ');
     if (!connectionId || !userId || !ttl || !/^\d+$/.test(ttl)) malformed(entry);
-    else entries.push({ connectionId, userId, ttl: Number(ttl), entry });
+    else entries.push({ connectionId, userId, ttl: Number(ttl), ...(flag === 'b' ? { batch: true as const } : {}), entry });
   }
   return entries;
 }
@@ -221,6 +227,7 @@ export async function putConnection(connection: Connection): Promise<void> {
     channel: connection.channel,
     ...(connection.roomId ? { roomId: connection.roomId } : {}),
     ttl: connection.ttl,
+    ...(connection.batch ? { batch: true as const } : {}),
   };
   await putAll([
     { ...connectionLookupKey(connection.connectionId), ...connection },
@@ -266,7 +273,7 @@ async function removeFromRoomListShard(key: { pk: string; sk: string }, entries:
 /** Takes room connections off their rooms' lists: one update per shard they sit in. */
 export async function removeFromRoomLists(
   projectId: string,
-  refs: readonly { connectionId: string; userId: string; roomId: string; ttl: number }[],
+  refs: readonly { connectionId: string; userId: string; roomId: string; ttl: number; batch?: true }[],
 ): Promise<void> {
   const shards = new Map<string, { key: { pk: string; sk: string }; entries: string[] }>();
   for (const ref of refs) {
@@ -347,8 +354,8 @@ export async function roomConnectionRefs(
   for (const shard of shards) {
     const expired: string[] = [];
     const entries = roomListEntries(shard, (entry) => logger.warn('malformed room list entry', { projectId, roomId, entry }));
-    for (const { connectionId, userId, ttl, entry } of entries) {
-      if (ttl > now) refs.push({ connectionId, userId, channel: 'room', roomId, ttl });
+    for (const { connectionId, userId, ttl, batch, entry } of entries) {
+      if (ttl > now) refs.push({ connectionId, userId, channel: 'room', roomId, ttl, ...(batch ? { batch } : {}) });
       // An earlier release's item (no set entry) is left to TTL.
       else if (entry && expired.length < MAX_PRUNED_PER_SHARD) expired.push(entry);
     }

@@ -75,6 +75,13 @@ export const messageItem = z.object({
   pushTargets: z.optional(z.literal(true)),
   watched: z.optional(z.literal(true)),
   /**
+   * `coalesced`: the room was hot as it was sent, so the sender did not broadcast it; the
+   * `RoomDelivery` stream consumer posts it, batched (docs/architecture.md, "Hot rooms").
+   */
+  delivery: z.optional(z.literal('coalesced')),
+  /** A coalesced message's WebSocket sender, which has the `ack` and is left out of its delivery. */
+  senderConnectionId: z.optional(z.string()),
+  /**
    * The trace id of the request that sent it: the item is the outbox of its `message.created`, so
    * the publisher hands the id on with the events (docs/operations.md, "Trace ids"). Never shown.
    */

@@ -41,6 +41,11 @@ export const roomItem = z.object({
    * its messages wake those subscribers as they always did.
    */
   wakeFlagsKept: z.optional(z.literal(true)),
+  /**
+   * Epoch ms until which the room is coalesced (hot): its messages are delivered by the `RoomDelivery`
+   * stream consumer in batches instead of by the sender. Set by the event publisher's room heat.
+   */
+  coalesceUntil: z.optional(z.number()),
   createdBy: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -171,5 +176,27 @@ export async function setRoomWakeFlag(projectId: string, roomId: string, flag: R
     );
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/**
+ * Keeps the room coalesced until `untilMs` (epoch ms). Never shortens a later hold another writer
+ * set, and never creates a room that is gone: both are a condition failure, answered `false`.
+ */
+export async function setRoomCoalesceUntil(projectId: string, roomId: string, untilMs: number): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: roomKey(projectId, roomId),
+        UpdateExpression: 'SET coalesceUntil = :until',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(coalesceUntil) OR coalesceUntil < :until)',
+        ExpressionAttributeValues: { ':until': untilMs },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
   }
 }

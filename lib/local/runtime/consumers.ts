@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { streamConsumers } from '#wiring';
+import { type StreamConsumer, streamConsumers } from '#wiring';
 import type { HandlerHost } from '../handlers';
 import { type QueueConsumers, startQueueConsumers } from '../queue-consumers';
 import type { SqsLocal } from '../sqs-local';
-import { type StreamPoller, startStreamPoller } from '../stream-poller';
+import { type StreamConsumerDefinition, type StreamPoller, startStreamPoller } from '../stream-poller';
 import { keyNamingSigner } from './credentials';
 
 /** The consumers started so far; each launch adds its part. */
@@ -20,6 +20,8 @@ export interface ConsumerSources {
   readonly handlers: HandlerHost;
   /** Where the stream positions are kept; none in memory. */
   readonly dataDir: string | undefined;
+  /** The run's settings: a stream consumer's `pollCadence` names one. */
+  readonly settings: Readonly<Record<string, string | undefined>>;
 }
 
 interface Selection {
@@ -49,6 +51,13 @@ export async function startChosenConsumers(
   return startConsumers;
 }
 
+/** A stream consumer with a `pollCadence` is read at the cadence its setting names (or its default). */
+function withCadence(consumer: StreamConsumer, settings: ConsumerSources['settings']): StreamConsumerDefinition {
+  if (!consumer.pollCadence) return consumer;
+  const { setting, defaultMs } = consumer.pollCadence;
+  return { ...consumer, pollCadenceMs: Number(settings[setting] ?? defaultMs) };
+}
+
 /** The queue receivers and the stream poller of the selected consumers. */
 async function launch(sources: ConsumerSources, selection: Selection, running: RunningConsumers): Promise<void> {
   const picked = (id: string) => (!selection.only || selection.only.includes(id)) && !selection.except?.includes(id);
@@ -68,7 +77,7 @@ async function launch(sources: ConsumerSources, selection: Selection, running: R
     await startStreamPoller({
       dynamoEndpoint: sources.dynamoEndpoint,
       tableName: sources.tableName,
-      consumers: streamed,
+      consumers: streamed.map((consumer) => withCadence(consumer, sources.settings)),
       handlers: sources.handlers,
       checkpointFile: sources.dataDir ? join(sources.dataDir, 'stream-checkpoints.json') : undefined,
     }),

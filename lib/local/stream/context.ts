@@ -13,6 +13,12 @@ export interface StreamConsumerDefinition {
   readonly batchSize: number;
   /** Lambda event filter patterns; a record is delivered when any matches; none delivers every record. */
   readonly filters: readonly Record<string, unknown>[];
+  /**
+   * Read this consumer's lanes every this many ms, however full the last read was: the records of
+   * one such window reach the handler in one invocation (the coalesced delivery window). Unset: the
+   * poller's pace, again at once after a full page and after `pollIntervalMs` otherwise.
+   */
+  readonly pollCadenceMs?: number;
 }
 
 /** What Lambda's event source mappings would have done on AWS, summed over consumers. */

@@ -39,7 +39,9 @@ export async function readLane(context: PollerContext, lane: Lane): Promise<void
   const { signal, log } = context;
   const backoff = new Backoff();
   let iterator: string | undefined;
+  const cadence = lane.consumer.definition.pollCadenceMs;
   while (!signal.aborted) {
+    const readStarted = Date.now();
     try {
       iterator ??= await shardIterator(context, lane);
       log.clear('GetShardIterator');
@@ -53,9 +55,11 @@ export async function readLane(context: PollerContext, lane: Lane): Promise<void
         lane.finished = true;
         return;
       }
+      // A consumer with a cadence reads once per window (measured from this read's start), full page or not.
+      if (cadence !== undefined) await pause(Math.max(0, cadence - (Date.now() - readStarted)), signal, context.wakers);
       // Like Lambda, which polls a shard a few times a second: a page that was not full means the
       // reader is at the shard's end, so wait before asking again rather than spin on a busy table.
-      if (read.count < GET_RECORDS_LIMIT) await pause(context.pollIntervalMs, signal, context.wakers);
+      else if (read.count < GET_RECORDS_LIMIT) await pause(context.pollIntervalMs, signal, context.wakers);
     } catch (error) {
       if (signal.aborted) return;
       const name = errorName(error);

@@ -40,7 +40,7 @@ describe('least privilege', () => {
       expect([...functionsAllowedTo(action).keys()].sort(), action).toEqual(idsOf(streamConsumers.map((consumer) => entryOf(consumer.id))));
       expect([...functionsAllowedTo(action).values()].flat(), action).toEqual(streamConsumers.map(() => `${action} on <table>.StreamArn`));
     }
-    expect(idsOf(streamConsumers.map((consumer) => entryOf(consumer.id)))).toEqual(['EventPublisher']);
+    expect(idsOf(streamConsumers.map((consumer) => entryOf(consumer.id)))).toEqual(['EventPublisher', 'RoomDelivery']);
   });
 
   it('gives read-only routes (ListRooms, GetHealth) no write, and a public route (GetHealth) no SQS or SNS permission at all', () => {

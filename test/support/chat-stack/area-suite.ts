@@ -324,10 +324,17 @@ export function describeAreaStack(areaId: string): void {
       expect(failures.RedrivePolicy).toBeUndefined();
     });
 
-    it('invokes the publisher only for inserted messages and outbox items', () => {
-      expect(consumer.filters).toEqual([
-        { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'MSG#' }, { prefix: 'EVT#' }] } } } },
-      ]);
+    it('is invoked only for inserted items of its kind: messages and outbox items (the publisher), coalesced messages (hot rooms)', () => {
+      const expected = {
+        EventPublisher: [{ eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'MSG#' }, { prefix: 'EVT#' }] } } } }],
+        RoomDelivery: [
+          {
+            eventName: ['INSERT'],
+            dynamodb: { Keys: { sk: { S: [{ prefix: 'MSG#' }] } }, NewImage: { delivery: { S: ['coalesced'] } } },
+          },
+        ],
+      }[consumer.id];
+      expect(consumer.filters).toEqual(expected);
     });
   });
 
