@@ -102,26 +102,24 @@ interface Work {
  * threshold the posts move to fan-out jobs (SQS sends, receives and deletes, worker invocations).
  */
 function workModel(rows: readonly CostRow[]) {
-  const small = rows.find((r) => r.workload === 'message' && r.receivers === 10);
-  const large = rows.find((r) => r.workload === 'message' && r.receivers === 100);
+  const row = (workload: 'message' | 'client', n: number) => rows.find((r) => r.workload === workload && r.receivers === n);
+  const [small, large, clientSmall, clientLarge] = [row('message', 10), row('message', 100), row('client', 10), row('client', 100)];
   if (!small || !large) return undefined;
-  const slope = (of: (row: CostRow) => number) => (of(large) - of(small)) / (large.receivers - small.receivers);
-  const gbsPerPost = Math.max(
-    0,
-    slope((r) => r.lambdaGbSeconds),
-  );
-  const ruPerMember = Math.max(
-    0,
-    slope((r) => r.dynamo.readUnits),
-  );
+  // What a post and a member of the list cost comes from the `client-*` rows where there are both:
+  // their frame is nothing but the list read and the posts, so the slope is not mixed with the
+  // message's stream consumers, whose share of a one-at-a-time count varies from run to run.
+  const [from, to] = clientSmall && clientLarge ? [clientSmall, clientLarge] : [small, large];
+  const slope = (of: (row: CostRow) => number) => Math.max(0, (of(to) - of(from)) / (to.receivers - from.receivers));
+  const gbsPerPost = slope((r) => r.lambdaGbSeconds);
+  const ruPerMember = slope((r) => r.dynamo.readUnits);
   const postsFixed = small.postToConnection - small.receivers; // the sender's ack
   const base = {
     writeUnits: small.dynamo.writeUnits,
-    readUnits: small.dynamo.readUnits - ruPerMember * small.receivers,
+    readUnits: Math.max(0, small.dynamo.readUnits - ruPerMember * small.receivers),
     sqsRequests: small.sqs.handlers + small.sqs.consumers,
     snsPublishes: small.snsPublishes,
     lambdaInvocations: small.lambdaInvocations,
-    lambdaGbSeconds: small.lambdaGbSeconds - gbsPerPost * small.receivers,
+    lambdaGbSeconds: Math.max(0, small.lambdaGbSeconds - gbsPerPost * small.receivers),
   };
   /** `posts`: frames posted per message to the room's members (N without coalescing). */
   const at = (n: number, coalesced?: CoalescingInput): Work => {
@@ -244,7 +242,7 @@ export function renderCostModel(model: CostModel | undefined, idle: IdleMonth | 
     `**${money(row.total)}**`,
   ]);
   const inputs = [
-    `Per message, from this run's counts (the table above, a persisted message one at a time at N = 10 and N = 100): DynamoDB write and read units, SQS and SNS requests, Lambda invocations and their wall time at ${defaultMemorySizeMb} MB. Between and beyond those rooms the work that grows with N is linear in it: a \`PostToConnection\` per member (${fmt(model.gbsPerPost * 1e6, 1)} µGB-s of handler time each, the slope from 10 to 100) and the connection list's read units (${fmt(model.ruPerMember * 1000, 2)} RU per thousand members).`,
+    `Per message, from this run's counts (the table above, a persisted message one at a time at N = 10): DynamoDB write and read units, SQS and SNS requests, Lambda invocations and their wall time at ${defaultMemorySizeMb} MB. The work that grows with N is linear in it, with slopes from the \`client-*\` rows at 10 and 100 (that frame is only the list read and the posts): a \`PostToConnection\` per member (${fmt(model.gbsPerPost * 1e6, 1)} µGB-s of handler time each) and the connection list's read units (${fmt(model.ruPerMember * 1000, 2)} RU per thousand members).`,
     `**Input, not measured**: the room of 1,000 is extrapolated along those slopes, and past \`REALTIME_FANOUT_QUEUE_THRESHOLD\` (${FANOUT.threshold}) its posts go out as fan-out jobs of ${FANOUT.batchSize} (one SQS send per ${FANOUT.sendBatch} jobs, a receive and a delete per worker batch of ${FANOUT.workerBatch}, a \`RealtimeWorker\` invocation per batch). The queued fan-out leg above measures delivery at 5,000 but not its cost.`,
     `**Input, not measured**: the quiet rate, ${MODEL_RATES.quiet} msg/s (a message every ${fmt(1 / MODEL_RATES.quiet, 0)} s); the busy rate is the issue's ${MODEL_RATES.busy} msg/s. Every member is taken to be connected the whole time: connection minutes and the SDK's keep-alives (per connected member-hour, as below) for 1,000,000 ÷ rate seconds. This line is what makes a quiet room dear per message.`,
     `Coalescing applies to the busy rate only (a room is coalesced past \`REALTIME_COALESCE_THRESHOLD_PER_SECOND\`, 5): each member gets ${fmt(model.coalescing.framesPerMessage, 3)} frames per message, source: ${model.coalescing.source}. \`RoomDelivery\` reads the room's list once per window (so list read units and one invocation per window, not per message) and posts the windows' frames; the sender's \`$default\` no longer posts; the room's heat writes \`coalesceUntil\` once per ${HEAT_REFRESH_SECONDS} s. Each batch frame stays under 32 KB, one API Gateway message.`,
