@@ -41,6 +41,8 @@
  *                             without it the realtime section reports the service and the plain ws server.
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
+ *   BENCH_QUEUED_RECEIVERS=5000  with Soketi: the realtime section's queued fan-out room (0 to skip it)
+ *   BENCH_COALESCED_FRAMES_PER_MESSAGE  the cost model's coalesced frames per message per member, when no bench result gives it
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
  *                             lifecycle, bridgeInbound, stats, webhooks, events, push, ai, digest, uploads, widget, bridgeRelay, realtime, bundles, ready,
  *                             synth) and print their sections (and the lines "Misses" would give them)

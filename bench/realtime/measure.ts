@@ -39,6 +39,29 @@ export const SETTINGS = {
 /** Growing the room: at most this many handshakes in flight, each within the timeout. */
 export const CONNECT = { concurrency: 50, timeoutMs: 15_000 };
 
+/**
+ * The queued fan-out leg (`BENCH_QUEUED_RECEIVERS`, default 5,000; with Soketi only): after the
+ * series, the same receivers child grows the room in waves to this many and sends one burst of
+ * `client-*` events well above what either server delivers, so deliveries over first send → last
+ * delivery is the server's delivery capacity at that size (no latency bound: on the service every
+ * frame there goes through the realtime queue to the workers). Handshakes: `wave` at a time (each
+ * socket's `$connect` reads the whole room, so a wave grows slower as the room fills), each within
+ * `timeoutMs`; then a pause between waves so DynamoDB Local's queue drains.
+ */
+export const QUEUED = {
+  defaultReceivers: 5000,
+  wave: 500,
+  concurrency: 50,
+  timeoutMs: 60_000,
+  pauseMs: 500,
+  /** The burst: `frames` at `rate` per second, then up to `drainMs` for what is still missing. */
+  rate: 20,
+  frames: 30,
+  drainMs: 60_000,
+  /** Each server's room may take this long to grow; past it the leg stops with what it has. */
+  growBudgetMs: 240_000,
+};
+
 /** The fixed window's rate at a room size. */
 export const fixedRateFor = (receivers: number) => Math.min(SETTINGS.fixedRate, SETTINGS.fixedDeliveries / receivers);
 
@@ -217,7 +240,59 @@ interface TargetPlan {
    * its time does not count against this target's.
    */
   readonly beside?: (n: number) => Promise<void>;
+  /** After every size: grow to this many receivers in waves and send one saturating burst (QUEUED). */
+  readonly queued?: {
+    readonly receivers: number;
+    /** A running count of the server's queued fan-out jobs (the service's realtime queue), read around the burst. */
+    readonly queuedJobs?: () => number;
+  };
 }
+
+/**
+ * The queued fan-out leg: grows the room in waves of QUEUED.wave to `n`, then one burst. Answers
+ * what it measured, or why it stopped.
+ */
+async function measureQueued(
+  receivers: Receivers,
+  from: number,
+  n: number,
+  serverCpuMs: () => number | null,
+  queuedJobs: (() => number) | undefined,
+  target: TargetKind,
+  log: (line: string) => void,
+) {
+  const started = performance.now();
+  const waves: { receivers: number; ms: number; missed: number[]; stillMissing: number }[] = [];
+  // The room already holds the series' largest size.
+  let current = from;
+  while (current < n) {
+    if (performance.now() - started > QUEUED.growBudgetMs)
+      throw new Error(`the room held ${current} receivers after ${Math.round(QUEUED.growBudgetMs / 1000)} s of growing (wave budget)`);
+    const next = Math.min(n, Math.max(QUEUED.wave, Math.ceil((current + 1) / QUEUED.wave) * QUEUED.wave));
+    const step = await receivers.call('grow', next, {
+      concurrency: QUEUED.concurrency,
+      timeoutMs: QUEUED.timeoutMs,
+      quietMs: SETTINGS.quietMs * 2,
+    });
+    waves.push({ receivers: next, ms: round(step.ms, 0), missed: step.missed, stillMissing: step.stillMissing });
+    log(
+      `  ${target} queued: ${next} receivers (wave in ${round(step.ms, 0)} ms${step.missed.length ? `; reopened ${step.missed.join(', ')}` : ''})`,
+    );
+    current = next;
+    await new Promise((resolve) => setTimeout(resolve, QUEUED.pauseMs));
+  }
+  const connectMs = round(performance.now() - started, 0);
+  const jobsBefore = queuedJobs?.();
+  const durationMs = (QUEUED.frames / QUEUED.rate) * 1000;
+  const burst = await measureWindow(receivers, serverCpuMs, 'client', QUEUED.rate, durationMs, QUEUED.drainMs);
+  const jobs = jobsBefore === undefined ? null : (queuedJobs?.() ?? 0) - jobsBefore;
+  log(
+    `    ${target} client N=${n} burst ${burst.rate}/s × ${burst.sent} → ${burst.deliveriesPerSecond} deliveries/s, p50 ${burst.latencyMs.p50} p99 ${burst.latencyMs.p99} ms, ${round(burst.deliveredShare * 100, 2)} % delivered; server CPU ${burst.serverCpuPercent} %, receivers ${burst.receiversCpuPercent} % (ELU ${burst.receiversElu})${jobs === null ? '' : `; ${jobs} queued fan-out jobs`}`,
+  );
+  return { receivers: n, connectMs, waves, burst, queuedJobs: jobs };
+}
+
+export type QueuedResult = Awaited<ReturnType<typeof measureQueued>>;
 
 /** Grows the room through every N (its own receivers child) and measures each workload there; keeps what it got on failure. */
 export async function measureTarget(plan: TargetPlan, sizes: readonly number[], log: (line: string) => void) {
@@ -226,6 +301,7 @@ export async function measureTarget(plan: TargetPlan, sizes: readonly number[], 
   let besideMs = 0;
   const connect = [];
   const series: Series[] = [];
+  let queued: QueuedResult | { receivers: number; error: string } | undefined;
   let error: string | undefined;
   const receivers = forkIpc<ReceiversApi>('bench/realtime/receivers.ts', 'receivers', 5000);
   try {
@@ -254,6 +330,16 @@ export async function measureTarget(plan: TargetPlan, sizes: readonly number[], 
       }
       await plan.afterSize?.(receivers, n);
     }
+    if (plan.queued) {
+      const n = plan.queued.receivers;
+      queued = await measureQueued(receivers, Math.max(0, ...sizes), n, plan.serverCpuMs, plan.queued.queuedJobs, plan.target, log).catch(
+        (caught: unknown) => {
+          const why = caught instanceof Error ? caught.message : String(caught);
+          log(`  ${plan.target} queued: stopped: ${why}`);
+          return { receivers: n, error: why };
+        },
+      );
+    }
   } catch (caught) {
     error = caught instanceof Error ? caught.message : String(caught);
     log(`  ${plan.target}: stopped: ${error}`);
@@ -268,6 +354,7 @@ export async function measureTarget(plan: TargetPlan, sizes: readonly number[], 
     workloads,
     connect,
     series,
+    ...(queued ? { queued } : {}),
     ...(error ? { error } : {}),
     seconds: round((performance.now() - started - besideMs) / 1000, 1),
   };
