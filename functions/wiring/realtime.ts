@@ -197,7 +197,7 @@ export const realtime: Area = {
         },
       ],
       timeoutSeconds: 30,
-      pollCadence: { setting: 'REALTIME_COALESCE_WINDOW_MS', defaultMs: 200 },
+      batchWindow: { setting: 'REALTIME_COALESCE_WINDOW_MS', defaultMs: 180 },
       // Write: gone connections are forgotten, as after a broadcast; the queue: fan-out jobs of large rooms.
       bindings: ['table:read', 'table:write', 'queue:Realtime', 'connections:manage'],
       summary: 'Hot rooms: each stream poll window of messages as batch frames to opted-in sockets, single frames to the rest',

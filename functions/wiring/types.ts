@@ -287,12 +287,12 @@ export interface StreamConsumer {
   readonly bindings: readonly Binding[];
   readonly summary: string;
   /**
-   * Locally, read this consumer's lanes at a fixed cadence: every `setting` ms (`defaultMs` unset),
-   * however full the last read, so a window's records arrive in one invocation. On AWS, Lambda
-   * polls a shard about four times a second whatever this says.
-   * @default the poller's usual pace (again at once after a full page, else after a pause)
+   * Locally, a window of `setting` ms (`defaultMs` unset) opened by a lane's first record, whose
+   * records reach the handler in one invocation. On AWS, Lambda polls a shard about four times a
+   * second whatever this says, and an invocation holds what one poll found.
+   * @default none: records are handed over as they are read
    */
-  readonly pollCadence?: { readonly setting: string; readonly defaultMs: number };
+  readonly batchWindow?: { readonly setting: string; readonly defaultMs: number };
 }
 
 /** A Lambda function a state machine invokes: its ARN replaces `${placeholder}` in the ASL file. */

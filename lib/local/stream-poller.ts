@@ -48,9 +48,9 @@ function validate(consumers: readonly StreamConsumerDefinition[]): Consumer[] {
     if (!Number.isInteger(definition.batchSize) || definition.batchSize < 1 || definition.batchSize > 10_000) {
       throw new Error(`Stream consumer ${definition.id}: batchSize must be an integer from 1 to 10000, got ${definition.batchSize}`);
     }
-    const cadence = definition.pollCadenceMs;
-    if (cadence !== undefined && !(Number.isInteger(cadence) && cadence > 0)) {
-      throw new Error(`Stream consumer ${definition.id}: pollCadenceMs must be a positive integer, got ${cadence}`);
+    const window = definition.batchWindowMs;
+    if (window !== undefined && !(Number.isInteger(window) && window > 0)) {
+      throw new Error(`Stream consumer ${definition.id}: batchWindowMs must be a positive integer, got ${window}`);
     }
     try {
       return { definition, accepts: compileFilters(definition.filters as readonly FilterPattern[]) };

@@ -40,9 +40,9 @@ describe('the RoomDelivery stream consumer', () => {
   });
 
   it('is read locally at the cadence of REALTIME_COALESCE_WINDOW_MS, whose default the wiring and the settings share', () => {
-    expect(roomDelivery?.pollCadence?.setting).toBe('REALTIME_COALESCE_WINDOW_MS');
+    expect(roomDelivery?.batchWindow?.setting).toBe('REALTIME_COALESCE_WINDOW_MS');
     // The infra tests run without these settings: the defaults.
-    expect(config.REALTIME_COALESCE_WINDOW_MS).toBe(roomDelivery?.pollCadence?.defaultMs);
+    expect(config.REALTIME_COALESCE_WINDOW_MS).toBe(roomDelivery?.batchWindow?.defaultMs);
     expect(config).toMatchObject({ REALTIME_COALESCE_THRESHOLD_PER_SECOND: 5, REALTIME_COALESCE_HOLD_SECONDS: 60 });
   });
 });

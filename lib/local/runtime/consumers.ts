@@ -20,7 +20,7 @@ export interface ConsumerSources {
   readonly handlers: HandlerHost;
   /** Where the stream positions are kept; none in memory. */
   readonly dataDir: string | undefined;
-  /** The run's settings: a stream consumer's `pollCadence` names one. */
+  /** The run's settings: a stream consumer's `batchWindow` names one. */
   readonly settings: Readonly<Record<string, string | undefined>>;
 }
 
@@ -51,11 +51,11 @@ export async function startChosenConsumers(
   return startConsumers;
 }
 
-/** A stream consumer with a `pollCadence` is read at the cadence its setting names (or its default). */
-function withCadence(consumer: StreamConsumer, settings: ConsumerSources['settings']): StreamConsumerDefinition {
-  if (!consumer.pollCadence) return consumer;
-  const { setting, defaultMs } = consumer.pollCadence;
-  return { ...consumer, pollCadenceMs: Number(settings[setting] ?? defaultMs) };
+/** A stream consumer with a `batchWindow` holds its records for as long as its setting names (or its default). */
+function withBatchWindow(consumer: StreamConsumer, settings: ConsumerSources['settings']): StreamConsumerDefinition {
+  if (!consumer.batchWindow) return consumer;
+  const { setting, defaultMs } = consumer.batchWindow;
+  return { ...consumer, batchWindowMs: Number(settings[setting] ?? defaultMs) };
 }
 
 /** The queue receivers and the stream poller of the selected consumers. */
@@ -77,7 +77,7 @@ async function launch(sources: ConsumerSources, selection: Selection, running: R
     await startStreamPoller({
       dynamoEndpoint: sources.dynamoEndpoint,
       tableName: sources.tableName,
-      consumers: streamed.map((consumer) => withCadence(consumer, sources.settings)),
+      consumers: streamed.map((consumer) => withBatchWindow(consumer, sources.settings)),
       handlers: sources.handlers,
       checkpointFile: sources.dataDir ? join(sources.dataDir, 'stream-checkpoints.json') : undefined,
     }),

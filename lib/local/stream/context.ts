@@ -14,11 +14,12 @@ export interface StreamConsumerDefinition {
   /** Lambda event filter patterns; a record is delivered when any matches; none delivers every record. */
   readonly filters: readonly Record<string, unknown>[];
   /**
-   * Read this consumer's lanes every this many ms, however full the last read was: the records of
-   * one such window reach the handler in one invocation (the coalesced delivery window). Unset: the
-   * poller's pace, again at once after a full page and after `pollIntervalMs` otherwise.
+   * Hold a lane's records for this many ms after the first one that passes the filters arrives, and
+   * hand everything read meanwhile over in one invocation (the coalesced delivery window). Such a
+   * lane polls every `WINDOW_POLL_MS` while idle, so a window opens soon after its first record is
+   * written. Unset: records are handed over as they are read.
    */
-  readonly pollCadenceMs?: number;
+  readonly batchWindowMs?: number;
 }
 
 /** What Lambda's event source mappings would have done on AWS, summed over consumers. */

@@ -1,10 +1,25 @@
-import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import { type _Record, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { handOver } from './batching';
 import type { Lane, PollerContext } from './context';
+import { toLambdaRecord } from './lambda-records';
 import { Backoff, errorName, pause } from './pacing';
 
 /** The most GetRecords returns for a DynamoDB stream. */
 const GET_RECORDS_LIMIT = 1000;
+
+/**
+ * How often a lane with a batch window reads: while idle, so a window opens within this long of its
+ * first record; while a window is open, so the reads stay small. A few small GetRecords a second
+ * per shard, for the one consumer that has a window.
+ */
+export const WINDOW_POLL_MS = 25;
+
+/** The records a lane with a batch window read and holds until the window closes. */
+interface HeldWindow {
+  readonly records: _Record[];
+  /** Epoch ms; unset while only records the filters skip are held. */
+  closesAt?: number;
+}
 
 /** Where the lane resumes: after its saved position, or at the shard's start when it has none or it was trimmed. */
 async function shardIterator(context: PollerContext, lane: Lane): Promise<string | undefined> {
@@ -39,24 +54,28 @@ export async function readLane(context: PollerContext, lane: Lane): Promise<void
   const { signal, log } = context;
   const backoff = new Backoff();
   let iterator: string | undefined;
-  const cadence = lane.consumer.definition.pollCadenceMs;
+  const windowMs = lane.consumer.definition.batchWindowMs;
+  const held: HeldWindow | undefined = windowMs === undefined ? undefined : { records: [] };
   while (!signal.aborted) {
-    const readStarted = Date.now();
     try {
       iterator ??= await shardIterator(context, lane);
       log.clear('GetShardIterator');
       if (!iterator) throw new Error(`no iterator for ${lane.shardId}`);
-      const read = await readPage(context, lane, iterator);
+      const read = await readPage(context, lane, iterator, held && windowMs !== undefined ? { held, windowMs } : undefined);
       if (read === 'stopped') return;
       backoff.reset();
       iterator = read.next;
       if (!iterator) {
-        // A closed shard read to its end: its children may start.
+        // A closed shard read to its end: its children may start (what a window held went over first).
         lane.finished = true;
         return;
       }
-      // A consumer with a cadence reads once per window (measured from this read's start), full page or not.
-      if (cadence !== undefined) await pause(Math.max(0, cadence - (Date.now() - readStarted)), signal, context.wakers);
+      if (held)
+        await pause(
+          held.closesAt === undefined ? WINDOW_POLL_MS : Math.min(WINDOW_POLL_MS, Math.max(0, held.closesAt - Date.now())),
+          signal,
+          context.wakers,
+        );
       // Like Lambda, which polls a shard a few times a second: a page that was not full means the
       // reader is at the shard's end, so wait before asking again rather than spin on a busy table.
       else if (read.count < GET_RECORDS_LIMIT) await pause(context.pollIntervalMs, signal, context.wakers);
@@ -79,8 +98,16 @@ export async function readLane(context: PollerContext, lane: Lane): Promise<void
   }
 }
 
-/** One GetRecords page, handed over: how many records it held and the iterator after it, or `stopped`. */
-async function readPage(context: PollerContext, lane: Lane, iterator: string): Promise<{ count: number; next?: string } | 'stopped'> {
+/**
+ * One GetRecords page, handed over (or, in a batch window, held until the window closes): how many
+ * records it held and the iterator after it, or `stopped`.
+ */
+async function readPage(
+  context: PollerContext,
+  lane: Lane,
+  iterator: string,
+  window?: { readonly held: HeldWindow; readonly windowMs: number },
+): Promise<{ count: number; next?: string } | 'stopped'> {
   // Taken before the request: an empty page answers only the drains that began before it was asked for.
   const generation = context.drainGeneration;
   context.counts.getRecordsRequests++;
@@ -89,7 +116,33 @@ async function readPage(context: PollerContext, lane: Lane, iterator: string): P
   });
   context.log.clear('GetRecords');
   const records = page.Records ?? [];
-  if (!(await handOver(context, lane, records))) return 'stopped';
-  if (page.NextShardIterator && records.length === 0) lane.caughtUp = generation;
+  const toHandOver = window ? heldUntilClosed(context, lane, window, records, !page.NextShardIterator) : records;
+  if (toHandOver.length > 0 && !(await handOver(context, lane, toHandOver))) return 'stopped';
+  const holding = window !== undefined && window.held.records.length > 0;
+  if (page.NextShardIterator && records.length === 0 && !holding) lane.caughtUp = generation;
   return { count: records.length, next: page.NextShardIterator };
+}
+
+/**
+ * Adds a page to the lane's window and answers what is due now: everything held once the window
+ * closed (or the shard ended), else nothing. The first record the filters pass opens the window;
+ * records they skip alone open none, and go over at once to move the position on.
+ */
+function heldUntilClosed(
+  context: PollerContext,
+  lane: Lane,
+  window: { readonly held: HeldWindow; readonly windowMs: number },
+  records: readonly _Record[],
+  shardEnded: boolean,
+): _Record[] {
+  const { held, windowMs } = window;
+  held.records.push(...records);
+  if (held.closesAt === undefined && records.some((record) => lane.consumer.accepts(toLambdaRecord(record, context.streamArn)))) {
+    held.closesAt = Date.now() + windowMs;
+  }
+  const due = shardEnded || held.closesAt === undefined || Date.now() >= held.closesAt;
+  if (!due) return [];
+  const out = held.records.splice(0);
+  held.closesAt = undefined;
+  return out;
 }
