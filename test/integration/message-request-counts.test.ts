@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { userConnections } from '#domain/realtime/connections';
+import { dynamo } from '#shared/db/client';
 import { handler as createMessage } from '../../functions/http/messages/create-message';
 import { handler as importMessage } from '../../functions/http/messages/import-message';
 import { handler as importMessageBatch } from '../../functions/http/messages/import-message-batch';
@@ -250,6 +251,63 @@ describe('clientMessageId in one transaction with the message', () => {
     expect(guards).toHaveLength(1);
     const stored = messages.find((item) => item.id === answers[0]?.body.id);
     expect(stored).toMatchObject({ parent_id: child, thread_root: root, thread_depth: 2 });
+  });
+
+  it('stores every one of many concurrent replies to one thread root, each under that root, however their checks of the root collide', async () => {
+    // Prepare
+    const room = await newRoom();
+    const root = (await send(room, { content: 'root' })).body.id as number;
+
+    // Act
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, index) =>
+        send(room, { content: `reply ${index}`, parent_id: root, ...(index % 2 ? { clientMessageId: `crowd-${index}` } : {}) }),
+      ),
+    );
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual(Array(24).fill(201));
+    const { messages } = await storedIn(room);
+    expect(messages).toHaveLength(25);
+    for (const reply of messages.filter((item) => item.id !== root)) {
+      expect(reply).toMatchObject({ parent_id: root, thread_root: root, thread_depth: 1 });
+    }
+  });
+
+  it('reads the parent and writes again when the check of a busy root is cancelled by another transaction on it', async () => {
+    // Prepare: the first transaction that checks a parent is cancelled as DynamoDB cancels one that
+    // meets another on an item (DynamoDB Local serializes transactions, so it never does by itself)
+    const root = (await post({ content: 'busy root' })).body.id as number;
+    const conflict = 'conflictOnParentCheck';
+    let cancelled = 0;
+    dynamo.middlewareStack.add(
+      (next) => async (args: any) => {
+        const parts = args.input?.TransactItems ?? [];
+        if (cancelled === 0 && parts.some((part: any) => part.ConditionCheck)) {
+          cancelled++;
+          throw Object.assign(new Error('Transaction cancelled'), {
+            name: 'TransactionCanceledException',
+            CancellationReasons: parts.map((part: any) => ({ Code: part.ConditionCheck ? 'TransactionConflict' : 'None' })),
+          });
+        }
+        return next(args);
+      },
+      { step: 'build', name: conflict },
+    );
+
+    // Act
+    let reply: Awaited<ReturnType<typeof post>>;
+    try {
+      reply = await post({ content: 'crowded reply', parent_id: root, clientMessageId: uniqueId('crowd') });
+    } finally {
+      dynamo.middlewareStack.remove(conflict);
+    }
+
+    // Assess
+    expect(cancelled).toBe(1);
+    expect(reply.status).toBe(201);
+    const { messages } = await storedIn(roomId);
+    expect(messages.find((item) => item.id === reply.body.id)).toMatchObject({ parent_id: root, thread_root: root, thread_depth: 1 });
   });
 
   it('moves to the next id when the id is taken, and a retry still finds the message under the id it took', async () => {

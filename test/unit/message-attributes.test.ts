@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { roomFlagsOf } from '../../functions/domain/events/message-attributes';
 import type { RoomItem } from '../../functions/shared/db/room';
+import { EVENT_FILTER_ATTRIBUTES } from '../../functions/wiring/event-types';
 
 const room = (fields: Partial<RoomItem>): RoomItem => ({
   pk: 'P#p#ROOM#r',
@@ -31,5 +32,12 @@ describe('roomFlagsOf', () => {
 
   it('takes a room older than the flags to have push targets and watchers, so an upgrade misses no push or watcher', () => {
     expect(roomFlagsOf(room({}))).toEqual({ pushTargets: true, watched: true });
+  });
+});
+
+describe('the event topic message attributes', () => {
+  it('stay within the 10 that SNS delivers to an SQS subscription: type, project, trace id and every filter attribute', () => {
+    // More than 10 and SNS drops the message for raw-delivery SQS subscriptions without a word.
+    expect(3 + EVENT_FILTER_ATTRIBUTES.length).toBeLessThanOrEqual(10);
   });
 });

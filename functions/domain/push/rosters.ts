@@ -53,7 +53,8 @@ async function flagPushTargets(projectId: string, roomId: string): Promise<void>
 /** Writes (or removes) the user's copy in one room, while they are a member. */
 async function writeCopy(projectId: string, roomId: string, userId: string, targets: UserTargets): Promise<void> {
   const copy = sendable(targets);
-  // Before the entry: a message between the two then wakes the push dispatcher for nothing, never misses it.
+  // Before the entry: a message between the two then wakes the push dispatcher for nothing. Senders
+  // whose cached room predates the flag still miss it for up to CACHE_TTL_MS (docs/architecture.md).
   if (copy.length > 0) await flagPushTargets(projectId, roomId);
   await writeUnlessRefused(
     copy.length > 0

@@ -18,7 +18,10 @@ const forgetGoneAfterPosting = (connectionIds: readonly string[], listed?: { pro
 /** A fan-out batch of a large room, handled by one realtime worker invocation. */
 export interface FanOutJob {
   readonly kind: 'fanout';
-  readonly frame: unknown;
+  /** One frame (jobs queued before `frames` existed carry only this). */
+  readonly frame?: unknown;
+  /** Frames posted to each connection in this order: a broadcast's one, or a hot room's window. */
+  readonly frames?: readonly unknown[];
   readonly connectionIds: readonly string[];
 }
 
@@ -29,12 +32,70 @@ export interface BroadcastResult {
   readonly queued: number;
 }
 
+/** Frames one fan-out job carries at most, in encoded bytes: well inside SQS's 256 KB message. */
+const FAN_OUT_JOB_FRAME_BYTES = 192 * 1024;
+
+const encodedSize = (frame: unknown) => Buffer.byteLength(typeof frame === 'string' ? frame : JSON.stringify(frame));
+
+/** The frames in order, cut where a job would pass `FAN_OUT_JOB_FRAME_BYTES`. */
+function framesPerJob(frames: readonly unknown[]): unknown[][] {
+  const chunks: unknown[][] = [];
+  let current: unknown[] = [];
+  let bytes = 0;
+  for (const frame of frames) {
+    const size = encodedSize(frame);
+    if (current.length > 0 && bytes + size > FAN_OUT_JOB_FRAME_BYTES) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(frame);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/**
+ * Posts frames, in order, to connections: from here with bounded parallelism, or past
+ * `REALTIME_FANOUT_QUEUE_THRESHOLD` connections as fan-out jobs of `REALTIME_FANOUT_BATCH_SIZE`
+ * connections each carrying all the frames, so each connection still gets them in order (a window
+ * too big for one job is cut, and its parts may then overtake each other). Answers the connections
+ * found gone, for the caller to forget once.
+ */
+export async function postInOrder(targets: readonly string[], frames: readonly unknown[]): Promise<BroadcastResult & { gone: string[] }> {
+  if (targets.length === 0 || frames.length === 0) return { sent: 0, queued: 0, gone: [] };
+  if (targets.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && boundIfSet('queue:Realtime')) {
+    const chunks = framesPerJob(frames);
+    const jobs: FanOutJob[] = [];
+    for (let start = 0; start < targets.length; start += config.REALTIME_FANOUT_BATCH_SIZE) {
+      const connectionIds = targets.slice(start, start + config.REALTIME_FANOUT_BATCH_SIZE);
+      for (const chunk of chunks) jobs.push({ kind: 'fanout', frames: chunk, connectionIds });
+    }
+    await sendRealtimeJobs(jobs);
+    return { sent: 0, queued: targets.length, gone: [] };
+  }
+  const outcome = await postEach(targets, frames);
+  return { sent: outcome.sent, queued: 0, gone: outcome.gone };
+}
+
+/** Each frame to every connection not found gone by an earlier one. */
+async function postEach(targets: readonly string[], frames: readonly unknown[]): Promise<{ sent: number; gone: string[] }> {
+  const gone = new Set<string>();
+  let sent = 0;
+  for (const frame of frames) {
+    const outcome = await postFrames(gone.size === 0 ? targets : targets.filter((id) => !gone.has(id)), frame);
+    sent += outcome.sent;
+    for (const id of outcome.gone) gone.add(id);
+  }
+  return { sent, gone: [...gone] };
+}
+
 /**
  * Sends a frame to every connection of a room but `excludeConnectionId` (a connection, a Pusher
  * subscription, or a Pusher socket with all its subscriptions). The connection list is
- * read once (or given). Small rooms are posted from here with bounded parallelism; rooms past
- * `REALTIME_FANOUT_QUEUE_THRESHOLD` connections are split into batches of
- * `REALTIME_FANOUT_BATCH_SIZE` and queued, so parallel workers post them and this request returns.
+ * read once (or given); small rooms are posted from here, large ones queued (`postInOrder`), so
+ * parallel workers post them and this request returns.
  */
 export async function broadcastToRoom(
   projectId: string,
@@ -46,22 +107,14 @@ export async function broadcastToRoom(
   const exclude = options.excludeConnectionId;
   // A Pusher socket is excluded with every subscription it holds.
   const targets = refs.map((ref) => ref.connectionId).filter((id) => id !== exclude && socketOf(id) !== exclude);
-  if (targets.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && boundIfSet('queue:Realtime')) {
-    const jobs: FanOutJob[] = [];
-    for (let start = 0; start < targets.length; start += config.REALTIME_FANOUT_BATCH_SIZE) {
-      jobs.push({ kind: 'fanout', frame, connectionIds: targets.slice(start, start + config.REALTIME_FANOUT_BATCH_SIZE) });
-    }
-    await sendRealtimeJobs(jobs);
-    return { sent: 0, queued: targets.length };
-  }
-  const outcome = await postFrames(targets, frame);
+  const outcome = await postInOrder(targets, [frame]);
   await forgetGoneAfterPosting(outcome.gone, { projectId, refs });
-  return { sent: outcome.sent, queued: 0 };
+  return { sent: outcome.sent, queued: outcome.queued };
 }
 
-/** Posts a fan-out batch (the realtime worker's half of `broadcastToRoom`). */
+/** Posts a fan-out batch (the realtime worker's half of `postInOrder`). */
 export async function deliverFanOut(job: FanOutJob): Promise<number> {
-  const outcome = await postFrames(job.connectionIds, job.frame);
+  const outcome = await postEach(job.connectionIds, job.frames ?? [job.frame]);
   await forgetGoneAfterPosting(outcome.gone);
   return outcome.sent;
 }

@@ -1,16 +1,12 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { boundIfSet } from '#shared/bindings';
-import { config } from '#shared/config';
 import type { ConnectionRef } from '#shared/db/connection';
 import { type MessageItem, toMessage } from '#shared/db/message';
 import { insertedItem } from '#shared/db/stream-record';
 import { EventCatalogueError } from '#shared/events';
 import { logger } from '#shared/logger';
 import { parseSubscriptionId, socketOf } from '#shared/pusher-protocol';
-import { sendRealtimeJobs } from '#shared/queue';
-import type { FanOutJob } from './broadcast';
+import { postInOrder } from './broadcast';
 import { roomConnections } from './connections';
-import { postFrames } from './fan-out';
 import { forgetGone } from './presence';
 
 /** API Gateway bills a frame per 32 KB: a batch frame is never larger. */
@@ -79,25 +75,6 @@ function byRoom(records: readonly DynamoDBRecord[]): Map<string, Pending[]> {
   return rooms;
 }
 
-/**
- * Posts (or, past `REALTIME_FANOUT_QUEUE_THRESHOLD` connections, queues as fan-out jobs, as
- * `broadcastToRoom` does) one frame to `targets`, leaving out those already found gone.
- */
-async function send(targets: readonly string[], frame: unknown, gone: Set<string>): Promise<void> {
-  const live = targets.filter((id) => !gone.has(id));
-  if (live.length === 0) return;
-  if (live.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && boundIfSet('queue:Realtime')) {
-    const jobs: FanOutJob[] = [];
-    for (let start = 0; start < live.length; start += config.REALTIME_FANOUT_BATCH_SIZE) {
-      jobs.push({ kind: 'fanout', frame, connectionIds: live.slice(start, start + config.REALTIME_FANOUT_BATCH_SIZE) });
-    }
-    await sendRealtimeJobs(jobs);
-    return;
-  }
-  const outcome = await postFrames(live, frame);
-  for (const id of outcome.gone) gone.add(id);
-}
-
 /** The message's sender and its other subscriptions (a Pusher socket) never get it: it has the `ack`. */
 const isSender = (connectionId: string, sender: string | undefined) =>
   sender !== undefined && (connectionId === sender || socketOf(connectionId) === sender);
@@ -108,36 +85,36 @@ const isSender = (connectionId: string, sender: string | undefined) =>
  */
 async function deliverRoom(projectId: string, roomId: string, pending: readonly Pending[]): Promise<void> {
   const refs = await roomConnections(projectId, roomId);
-  const gone = new Set<string>();
   // Pusher subscriptions speak the Pusher protocol, which has no batch frame.
   const batching = (ref: ConnectionRef) => ref.batch === true && !parseSubscriptionId(ref.connectionId);
-  const singles = refs.filter((ref) => !batching(ref)).map((ref) => ref.connectionId);
   // Connections that sent none of the window's messages all get the same frames; each sender its own.
-  const senders = new Set(pending.flatMap((entry) => entry.message.senderConnectionId ?? []));
-  const batchGroups = new Map<string, string[]>();
-  for (const ref of refs.filter(batching)) {
-    const key = senders.has(ref.connectionId) ? ref.connectionId : '';
-    batchGroups.set(key, [...(batchGroups.get(key) ?? []), ref.connectionId]);
+  const senders = [...new Set(pending.flatMap((entry) => entry.message.senderConnectionId ?? []))];
+  const groups = new Map<string, { batch: string[]; single: string[] }>();
+  for (const ref of refs) {
+    const self = senders.find((sender) => isSender(ref.connectionId, sender)) ?? '';
+    let group = groups.get(self);
+    if (!group) {
+      group = { batch: [], single: [] };
+      groups.set(self, group);
+    }
+    (batching(ref) ? group.batch : group.single).push(ref.connectionId);
   }
-  await Promise.all([
-    (async () => {
-      for (const entry of pending) {
-        const sender = entry.message.senderConnectionId;
-        await send(
-          singles.filter((id) => !isSender(id, sender)),
-          entry.frame,
-          gone,
-        );
-      }
-    })(),
-    ...[...batchGroups].map(async ([self, targets]) => {
-      const frames = pending.filter((entry) => self === '' || entry.message.senderConnectionId !== self).map((entry) => entry.encoded);
-      for (const frame of packFrames(frames)) await send(targets, frame, gone);
+  const outcomes = await Promise.all(
+    [...groups].flatMap(([self, group]) => {
+      const theirs = pending.filter((entry) => self === '' || entry.message.senderConnectionId !== self);
+      return [
+        postInOrder(group.batch, packFrames(theirs.map((entry) => entry.encoded))),
+        postInOrder(
+          group.single,
+          theirs.map((entry) => entry.frame),
+        ),
+      ];
     }),
-  ]);
-  if (gone.size === 0) return;
+  );
+  const gone = outcomes.flatMap((outcome) => outcome.gone);
+  if (gone.length === 0) return;
   // The frames are out: a cleanup failure must not make the stream deliver them again.
-  await forgetGone([...gone], { listed: { projectId, refs } }).catch((error) =>
+  await forgetGone(gone, { listed: { projectId, refs } }).catch((error) =>
     logger.error('forgetting gone connections failed', { error: error as Error }),
   );
 }

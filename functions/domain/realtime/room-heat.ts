@@ -23,7 +23,9 @@ interface Heat {
 
 /**
  * Per-instance counts. A room's messages share its partition key, so they all travel on one stream
- * shard, read by one publisher invocation at a time: one instance sees the room's whole rate.
+ * shard, read by one publisher invocation at a time; Lambda does not promise the shard's next batch
+ * the same instance, so a room's count may be split between instances and a room just past the
+ * threshold found hot late or not at all (it then stays on the sender's path: nothing is lost).
  */
 const rooms = new Map<string, Heat>();
 

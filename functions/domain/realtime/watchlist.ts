@@ -39,7 +39,8 @@ export async function addWatchTarget(
     const access = await accessRoom(watcher, target.targetId, { join: false });
     if (!access.membership && access.room.type !== 'public')
       throw new ForbiddenError('The user is not a member of this room', 'not_a_member');
-    // Before the watch: a message in between then wakes the watcher subscriber for nothing, never misses it.
+    // Before the watch: a message in between then wakes the watcher subscriber for nothing. Senders
+    // whose cached room predates the flag still miss it for up to CACHE_TTL_MS (docs/architecture.md).
     if (!access.room.watched) {
       await setRoomWakeFlag(projectId, target.targetId, 'watched');
       forgetRoomAccess(projectId, target.targetId);

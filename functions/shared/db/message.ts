@@ -6,7 +6,7 @@ import { getAll } from './batch';
 import { db, tableName } from './client';
 import { MESSAGE_ID_DIGITS, MESSAGE_SK_PREFIX, messageSk, roomMessagesPk, userPk } from './keys';
 import { putIfAbsent } from './put-if-absent';
-import { cancellationReasons, isConditionFailure, type TransactPart, transactWrite } from './transact';
+import { cancellationReasons, isConditionFailure, isTransactionConflict, type TransactPart, transactWrite } from './transact';
 
 export const moderationLabel = z.object({
   label: z.literal('auto_flag'),
@@ -222,12 +222,19 @@ export async function writeNewMessage(
   const parentPart = options.rootParentId === undefined ? undefined : threadRootCheckPart(projectId, roomId, options.rootParentId);
   const parts = [guardPart, parentPart].filter((part) => part !== undefined);
   try {
-    await transactWrite([
-      ...parts,
-      { Put: { TableName: tableName, Item: newMessageRecord(item), ConditionExpression: 'attribute_not_exists(pk)' } },
-    ]);
+    await transactWrite(
+      [...parts, { Put: { TableName: tableName, Item: newMessageRecord(item), ConditionExpression: 'attribute_not_exists(pk)' } }],
+      // Every reply to a busy thread's root checks the root, and DynamoDB cancels transactions that
+      // meet on an item: rather than wait such a crowd out, the parent is read (a read never
+      // conflicts) and the next write carries its placement without the check.
+      parentPart ? { conflictAttempts: 1 } : {},
+    );
     return undefined;
   } catch (error) {
+    if (parentPart && options.rootParentId !== undefined && isTransactionConflict(error)) {
+      const parent = await findMessage(projectId, roomId, options.rootParentId, { consistent: true });
+      return { parent: parent ?? 'missing', idTaken: false };
+    }
     if (!isConditionFailure(error)) throw error;
     const reasons = cancellationReasons(error);
     const failed = (part: TransactPart | undefined) => {

@@ -29,8 +29,8 @@ export const roomItem = z.object({
   /** Bridges linking the room to Slack, Discord or Matrix channels (`./bridge`); absent: none. */
   bridgeCount: z.optional(z.number().check(z.int())),
   /**
-   * Set (never cleared) in the transaction that first puts an entry in the room's push roster, and
-   * when someone first watches the room: copied onto each message so the publisher wakes the push
+   * Set (never cleared, one conditional UpdateItem) before the room's push roster gets its first entry,
+   * and before someone first watches the room: copied onto each message so the publisher wakes the push
    * and watcher subscribers only for rooms that may need them (`./push-roster`, `./watchlist`).
    */
   pushTargets: z.optional(z.literal(true)),

@@ -54,15 +54,17 @@ export function cancellationReasons(error: unknown): { code?: string; item?: Rec
 /**
  * Writes `parts` all or nothing. A cancellation by a concurrent transaction is retried with a
  * short jittered backoff (DynamoDB cancels both sides of a conflict and leaves the retry to the
- * caller); a failed condition is thrown at once, for `isConditionFailure` to recognise.
+ * caller); a failed condition is thrown at once, for `isConditionFailure` to recognise. A caller
+ * with a cheaper way round a conflict than waiting it out sets `conflictAttempts`.
  */
-export async function transactWrite(parts: readonly TransactPart[]): Promise<void> {
+export async function transactWrite(parts: readonly TransactPart[], options: { conflictAttempts?: number } = {}): Promise<void> {
+  const attempts = options.conflictAttempts ?? CONFLICT_ATTEMPTS;
   for (let attempt = 1; ; attempt++) {
     try {
       await db.send(new TransactWriteCommand({ TransactItems: [...parts] }));
       return;
     } catch (error) {
-      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+      if (attempt >= attempts || !isTransactionConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, CONFLICT_BACKOFF_MS * attempt * (0.5 + Math.random())));
     }
   }

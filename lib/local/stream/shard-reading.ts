@@ -83,8 +83,13 @@ export async function readLane(context: PollerContext, lane: Lane): Promise<void
       if (signal.aborted) return;
       const name = errorName(error);
       if (name === 'ExpiredIteratorException' || name === 'TrimmedDataAccessException') {
-        // Iterators live 15 minutes and records 24 hours: start again from the position.
+        // Iterators live 15 minutes and records 24 hours: start again from the position. What a
+        // window held is read again from there, so it is dropped rather than handed over twice.
         iterator = undefined;
+        if (held) {
+          held.records.length = 0;
+          held.closesAt = undefined;
+        }
         continue;
       }
       if (name === 'ResourceNotFoundException') {
