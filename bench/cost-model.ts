@@ -51,7 +51,7 @@ export interface CoalescingInput {
 
 /**
  * The coalesced frames per message: `BENCH_COALESCED_FRAMES_PER_MESSAGE` if set, else a bench
- * result that carries `coalesced.framesPerMessage` (the coalesced-delivery bench at 20 msg/s) in
+ * result that carries `coalesced.framesPerMessage` (the `hotRooms` bench, bench/hot-rooms.ts, at 20 msg/s) in
  * `results` (the benches of bench/results/latest.json, the last full run: this section is computed
  * while its own run's other results are still private to their benches), else the parameter.
  */

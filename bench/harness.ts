@@ -94,6 +94,13 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: readonly string[]) {
     receivers: env.BENCH_RECEIVERS?.split(',')
       .map(Number)
       .filter((n) => n > 0) ?? [10, 100, 1000],
+    /** The hot-rooms bench: `receivers` sockets with `batch=1` and `singles` without in one room, a sender at `rate` msg/s for `seconds`. */
+    hotRoom: {
+      receivers: number('BENCH_HOT_RECEIVERS', 100),
+      singles: number('BENCH_HOT_SINGLES', 3),
+      rate: number('BENCH_HOT_RATE', 20),
+      seconds: number('BENCH_HOT_SECONDS', 10),
+    },
     /** Soketi as a realtime baseline (opt-in). */
     soketi: env.BENCH_SOKETI === '1' || argv.includes('--soketi'),
   };

@@ -28,6 +28,10 @@
  *  16. bridges: signed Slack events per second beside POST /messages, the requests of a message in
  *      a room without a bridge; room message → arrival at local Slack, Discord and Matrix
  *      stand-ins, and the relay's invocations for rooms without a bridge
+ *  17. hot rooms: coalesced delivery to 100 `batch=1` receivers (and a few without) of a room the
+ *      service's heat turned hot, a sender at 20 msg/s, beside the same room kept quiet, each on a
+ *      runtime of its own: deliveries, send → receive p50/p99, frames and API Gateway messages per
+ *      message
  *
  * Knobs (environment variables), for quick iterations and the opt-in parts:
  *
@@ -42,10 +46,17 @@
  *                             Soketi is no dependency of the project: the first such run installs it
  *                             into bench/soketi (`npm ci` from its own lock; needs the npm registry)
  *   BENCH_QUEUED_RECEIVERS=5000  with Soketi: the realtime section's queued fan-out room (0 to skip it)
+ *   BENCH_HOT_RECEIVERS=100   hot rooms: receivers with `batch=1` in the room
+ *   BENCH_HOT_SINGLES=3       hot rooms: receivers without `batch=1` in the same room (single frames)
+ *   BENCH_HOT_RATE=20         hot rooms: the sender's messages per second (over HTTP); the cost model
+ *                             reads the measured frames per message as its busy rate's (20 msg/s)
+ *   BENCH_HOT_SECONDS=10      hot rooms: how long the sender sends
+ *                             (REALTIME_COALESCE_WINDOW_MS and the other service settings in the
+ *                             environment reach the hot-rooms runtimes as they reach the bench's own)
  *   BENCH_COALESCED_FRAMES_PER_MESSAGE  the cost model's coalesced frames per message per member, when no bench result gives it
  *   BENCH_ONLY=realtime,...   run only these benches (ids: messageCost, throughput, auth, notifications,
- *                             lifecycle, bridgeInbound, stats, webhooks, events, push, ai, digest, uploads, widget, bridgeRelay, realtime, bundles, ready,
- *                             synth) and print their sections (and the lines "Misses" would give them)
+ *                             lifecycle, bridgeInbound, stats, webhooks, events, push, ai, digest, uploads, widget, bridgeRelay, realtime, hotRooms,
+ *                             bundles, ready, synth) and print their sections (and the lines "Misses" would give them)
  *                             instead of writing the results and the doc
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -59,6 +70,7 @@ import { bundles } from './bundles';
 import { digest } from './digest';
 import { events } from './events';
 import { type Bench, type Context, type Goal, machine, type Results, readSettings, renderReport } from './harness';
+import { hotRooms } from './hot-rooms';
 import { lifecycle } from './lifecycle';
 import { messageCost } from './message-cost';
 import { notifications } from './notifications';
@@ -99,6 +111,8 @@ const runOrder: readonly Bench[] = [
   widget,
   bridgeRelay,
   realtime,
+  // Its own runtimes, in child processes: the first of the `machine` benches, once the bench's runtime has stopped.
+  hotRooms,
   bundles,
   ready,
   synth,
@@ -120,6 +134,7 @@ const reportOrder: readonly Bench[] = [
   uploads,
   synth,
   realtime,
+  hotRooms,
   widget,
   bridgeInbound,
   bridgeRelay,

@@ -184,8 +184,11 @@ type Methods = Record<string, (...args: any[]) => Promise<unknown>>;
  * {@link serveIpc}) the bench process calls over IPC, one call at a time; `stop` lets it close,
  * and kills it when it has not exited `killAfterMs` later.
  */
-export function forkIpc<M extends Methods>(script: string, name: string, killAfterMs: number) {
+export function forkIpc<M extends Methods>(script: string, name: string, killAfterMs: number, env?: NodeJS.ProcessEnv) {
   const child = fork(join(repoRoot, script), [], {
+    // By default this process's environment; a child that starts a runtime of its own takes the one
+    // from before the bench's runtime wrote its settings into it (`Context.baseEnv`).
+    env,
     // Explicit: the bench process's own execArgv carries tsx's CLI hooks, which need not apply.
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
