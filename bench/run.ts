@@ -172,6 +172,9 @@ const runtime = await startLocalRuntime({
     WEBHOOK_RETRY_TIME_SCALE: '0.001',
     RATE_LIMIT_UPLOADS_PER_MINUTE: '100000000',
     RATE_LIMIT_BRIDGE_INBOUND_PER_IP_PER_MINUTE: '100000000',
+    // The benches' rooms never turn hot by themselves: their figures are of the sender's immediate
+    // path (the realtime rates pass 5 messages a second); hot rooms have a bench of their own (hotRooms).
+    REALTIME_COALESCE_THRESHOLD_PER_SECOND: '100000000',
     ...bridgePlatforms.settings,
   },
 });

@@ -12,7 +12,7 @@ const GET_RECORDS_LIMIT = 1000;
  * first record; while a window is open, so the reads stay small. A few small GetRecords a second
  * per shard, for the one consumer that has a window.
  */
-export const WINDOW_POLL_MS = 25;
+export const WINDOW_POLL_MS = 20;
 
 /** The records a lane with a batch window read and holds until the window closes. */
 interface HeldWindow {
