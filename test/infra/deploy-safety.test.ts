@@ -15,6 +15,7 @@ import {
   resolveChatConfig,
 } from '../../lib/stacks/chat-config.ts';
 import { projectedAreas, type SynthesizedStacks, synthesizeStacks, type TemplateJson } from '../support/area-projection.ts';
+import { SHARED_SYNTH_CONTEXT } from '../support/chat-stack/synthesized.ts';
 
 /**
  * What makes a deploy fail or leave things behind, read from the synthesized templates (bundling
@@ -119,7 +120,9 @@ describe('AI functions', () => {
 
   it(`that consume queues run at most ${AI_CONSUMER_MAX_CONCURRENCY} batches at once (their event source's maximum concurrency)`, () => {
     const consumers = [...queueConsumers, ...eventSubscribers].filter((consumer) => consumer.bindings.includes('outbound:ai'));
-    const mappings = resourcesOf(main).filter(({ resource }) => resource.Type === 'AWS::Lambda::EventSourceMapping');
+    // With AI settings: without them the AI subscribers are not deployed at all.
+    const withAi = synthesized({ providerUrls: { ...SHARED_SYNTH_CONTEXT } });
+    const mappings = resourcesOf(withAi).filter(({ resource }) => resource.Type === 'AWS::Lambda::EventSourceMapping');
 
     expect(consumers.map((consumer) => consumer.id).sort()).toEqual([
       'AgentMentions',
