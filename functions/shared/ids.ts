@@ -21,6 +21,8 @@ export const DM_ROOM_ID_PREFIX = 'dm_';
 export const GENERATED_ROOM_ID_PREFIX = 'room_';
 /** An agent speaks as the user `agent:<handle>` and keys its answers to a mention as `agent:<handle>:<eventId>`. */
 export const AGENT_USER_PREFIX = 'agent:';
+/** An in-room AI agent's user id (`agent:<handle>`). */
+export const isAgentUserId = (userId: string) => userId.startsWith(AGENT_USER_PREFIX);
 /**
  * What stands for an erased user where a record must keep an author or actor (a message's
  * tombstone, a task's claimer): no token may name it, so nobody speaks or acts as it.

@@ -1,6 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { sdkClientDefaults, sqsClientDefaults } from '#shared/aws-clients';
 import { bound } from '#shared/bindings';
+import { chunksWithin } from '#shared/chunks';
 import { asciiJson } from '#shared/json';
 import { traceIdAttributes } from '#shared/request-context';
 import { captureClient } from '#shared/tracer';
@@ -82,18 +83,13 @@ async function sendBatches(
     MessageBody: asciiJson(message.body),
     MessageAttributes: { ...message.attributes, ...traced },
   }));
-  let start = 0;
-  while (start < entries.length) {
-    let end = start;
-    let bytes = 0;
-    while (end < entries.length && end - start < SQS_BATCH_LIMIT) {
-      const size = Buffer.byteLength((entries[end] as { MessageBody: string }).MessageBody);
-      if (end > start && bytes + size > SQS_BATCH_BYTES) break;
-      bytes += size;
-      end++;
-    }
-    let batch = entries.slice(start, end).map((entry, index) => ({ Id: String(index), ...entry }));
-    start = end;
+  const chunks = chunksWithin(entries, {
+    maxBytes: SQS_BATCH_BYTES,
+    maxEntries: SQS_BATCH_LIMIT,
+    bytesOf: (entry) => Buffer.byteLength(entry.MessageBody),
+  });
+  for (const chunk of chunks) {
+    let batch = chunk.map((entry, index) => ({ Id: String(index), ...entry }));
     for (let attempt = 1; batch.length > 0; attempt++) {
       const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch }));
       const failedIds = new Set((result.Failed ?? []).map((failure) => failure.Id));

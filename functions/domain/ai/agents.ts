@@ -42,7 +42,7 @@ import type { RoomItem } from '#shared/db/room';
 import { isConditionFailure, transactWrite } from '#shared/db/transact';
 import { ConflictError, HttpError, NotFoundError, RateLimitedError, RoomNotFoundError } from '#shared/errors';
 import type { DomainEvent } from '#shared/events';
-import { AGENT_USER_PREFIX, newId } from '#shared/ids';
+import { AGENT_USER_PREFIX, isAgentUserId, newId } from '#shared/ids';
 import { logger } from '#shared/logger';
 import { httpRoute } from '#wiring';
 
@@ -60,7 +60,6 @@ import { httpRoute } from '#wiring';
 
 export const agentUserId = (handle: string) => `${AGENT_USER_PREFIX}${handle}`;
 /** Agents never wake agents: a message by one of them starts no mention invoke. */
-export const isAgentUserId = (userId: string) => userId.startsWith(AGENT_USER_PREFIX);
 
 export const MAX_AGENT_NAME_LENGTH = 80;
 export const MAX_AGENT_INSTRUCTIONS_LENGTH = 4000;

@@ -4,7 +4,7 @@ import type { MessageItem } from '#shared/db/message';
 import type { RoomItem } from '#shared/db/room';
 import { listWebhookItems } from '#shared/db/webhook';
 import type { DomainEvent, EventFilterAttribute } from '#shared/events';
-import { AGENT_USER_PREFIX } from '#shared/ids';
+import { isAgentUserId } from '#shared/ids';
 import { mentionedUserIds } from './message-events';
 
 /**
@@ -26,7 +26,6 @@ export function roomFlagsOf(room: RoomItem): Pick<MessageItem, 'bridged' | 'dm' 
   };
 }
 
-const isAgent = (userId: string) => userId.startsWith(AGENT_USER_PREFIX);
 const flag = (on: boolean | undefined) => (on ? ('true' as const) : undefined);
 
 /** The attributes of a stored message's `message.created`. */
@@ -35,7 +34,7 @@ export function messageCreatedAttributes(message: MessageItem): FilterAttributes
   const attributes: FilterAttributes = {
     bridged: flag(message.bridged),
     // The agent subscriber answers no agent (agents never wake agents), so an agent's message needs none.
-    agentMention: flag(!isAgent(message.userId) && mentioned.some(isAgent)),
+    agentMention: flag(!isAgentUserId(message.userId) && mentioned.some(isAgentUserId)),
     notify: flag(mentioned.length > 0 || message.parent_id !== null || message.dm),
     pushTargets: flag(message.pushTargets),
     watched: flag(message.watched),

@@ -1,4 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
+import { chunksWithin } from '#shared/chunks';
 import { insertedItem } from '#shared/db/stream-record';
 import { publishToEventTopic, TOPIC_BATCH_BYTES, TOPIC_BATCH_ENTRIES } from '#shared/event-topic';
 import { type DomainEvent, EventCatalogueError, parseEvent } from '#shared/events';
@@ -79,7 +80,11 @@ export async function publishRecords(records: readonly DynamoDBRecord[]): Promis
   );
   pending.sort((a, b) => a.recordIndex - b.recordIndex);
 
-  const batches = toBatches(pending);
+  const batches = chunksWithin(pending, {
+    maxBytes: TOPIC_BATCH_BYTES,
+    maxEntries: TOPIC_BATCH_ENTRIES,
+    bytesOf: (entry) => Buffer.byteLength(entry.body),
+  });
   let next = 0;
   const worker = async () => {
     while (next < batches.length) {
@@ -91,24 +96,6 @@ export async function publishRecords(records: readonly DynamoDBRecord[]): Promis
   // The failed record and every later one go back to the stream.
   if (firstFailed !== undefined) countMetric(EVENTS_PUBLISH_FAILED_METRIC, records.length - firstFailed);
   return firstFailed;
-}
-
-function toBatches(pending: readonly Pending[]): Pending[][] {
-  const batches: Pending[][] = [];
-  let current: Pending[] = [];
-  let bytes = 0;
-  for (const entry of pending) {
-    const size = Buffer.byteLength(entry.body);
-    if (current.length >= TOPIC_BATCH_ENTRIES || (current.length > 0 && bytes + size > TOPIC_BATCH_BYTES)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(entry);
-    bytes += size;
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
 }
 
 /** One PublishBatch; the record indexes of the entries that did not make it. */

@@ -1,4 +1,5 @@
 import { boundIfSet } from '#shared/bindings';
+import { chunksWithin } from '#shared/chunks';
 import { config } from '#shared/config';
 import type { ConnectionRef } from '#shared/db/connection';
 import { logger } from '#shared/logger';
@@ -37,25 +38,6 @@ const FAN_OUT_JOB_FRAME_BYTES = 192 * 1024;
 
 const encodedSize = (frame: unknown) => Buffer.byteLength(typeof frame === 'string' ? frame : JSON.stringify(frame));
 
-/** The frames in order, cut where a job would pass `FAN_OUT_JOB_FRAME_BYTES`. */
-function framesPerJob(frames: readonly unknown[]): unknown[][] {
-  const chunks: unknown[][] = [];
-  let current: unknown[] = [];
-  let bytes = 0;
-  for (const frame of frames) {
-    const size = encodedSize(frame);
-    if (current.length > 0 && bytes + size > FAN_OUT_JOB_FRAME_BYTES) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(frame);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
-
 /**
  * Posts frames, in order, to connections: from here with bounded parallelism, or past
  * `REALTIME_FANOUT_QUEUE_THRESHOLD` connections as fan-out jobs of `REALTIME_FANOUT_BATCH_SIZE`
@@ -66,7 +48,7 @@ function framesPerJob(frames: readonly unknown[]): unknown[][] {
 export async function postInOrder(targets: readonly string[], frames: readonly unknown[]): Promise<BroadcastResult & { gone: string[] }> {
   if (targets.length === 0 || frames.length === 0) return { sent: 0, queued: 0, gone: [] };
   if (targets.length > config.REALTIME_FANOUT_QUEUE_THRESHOLD && boundIfSet('queue:Realtime')) {
-    const chunks = framesPerJob(frames);
+    const chunks = chunksWithin(frames, { maxBytes: FAN_OUT_JOB_FRAME_BYTES, bytesOf: encodedSize });
     const jobs: FanOutJob[] = [];
     for (let start = 0; start < targets.length; start += config.REALTIME_FANOUT_BATCH_SIZE) {
       const connectionIds = targets.slice(start, start + config.REALTIME_FANOUT_BATCH_SIZE);

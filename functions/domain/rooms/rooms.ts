@@ -35,12 +35,12 @@ export interface RoomAccess {
 
 const accessCache = new TtlCache<RoomAccess>(config.CACHE_TTL_MS);
 const accessCacheKey = (projectId: string, roomId: string, userId: string) => `${projectId}|${roomId}|${userId}`;
-const forgetRoom = (projectId: string, roomId: string) => accessCache.deletePrefix(`${projectId}|${roomId}|`);
 /**
- * For whoever changes the room item outside this module (its wake flags): this instance's next
- * send reads it again; other instances see it within `CACHE_TTL_MS`.
+ * Forgets the room's cached accesses: this instance's next send reads the room again (other
+ * instances see a change within `CACHE_TTL_MS`). Also for whoever changes the room item outside this
+ * module (its wake flags).
  */
-export const forgetRoomAccess = forgetRoom;
+export const forgetRoomAccess = (projectId: string, roomId: string) => accessCache.deletePrefix(`${projectId}|${roomId}|`);
 
 const dmRoomId = (userA: string, userB: string) =>
   `${DM_ROOM_ID_PREFIX}${createHash('sha256').update([userA, userB].sort().join('\n')).digest('hex').slice(0, 32)}`;
@@ -280,7 +280,7 @@ export async function updateRoom(principal: Principal, roomId: string, patch: Ro
   if (!canManageRoom(principal, access)) throw new ForbiddenError('Only the room owner or a project admin may change the room');
   const updated = await updateRoomFields(principal.projectId, roomId, patch, new Date().toISOString());
   if (!updated) throw new RoomNotFoundError();
-  forgetRoom(principal.projectId, roomId);
+  forgetRoomAccess(principal.projectId, roomId);
   return toRoom(updated);
 }
 
@@ -341,7 +341,7 @@ export async function addMember(principal: Principal, roomId: string, input: { u
           ? [memberships.membershipRoleChangePart(item, current.role)]
           : [memberships.newMembershipPart(item), joinedEventPart(item, { via: 'add', addedBy: actorId(principal) })],
       );
-      forgetRoom(principal.projectId, roomId);
+      forgetRoomAccess(principal.projectId, roomId);
       return { member: toMember(item), created: current === undefined };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
@@ -387,7 +387,7 @@ export async function endMembership(projectId: string, roomId: string, userId: s
       if (!isConditionFailure(error)) throw error;
     }
   }
-  forgetRoom(projectId, roomId);
+  forgetRoomAccess(projectId, roomId);
   return ended;
 }
 
