@@ -5,7 +5,10 @@ const bytesOf = (item: string) => item.length;
 
 describe('chunksWithin', () => {
   it('keeps the order and cuts before the item that would pass the byte limit', () => {
-    expect(chunksWithin(['aaa', 'bb', 'cccc', 'd'], { maxBytes: 5, bytesOf })).toEqual([['aaa', 'bb'], ['cccc', 'd']]);
+    expect(chunksWithin(['aaa', 'bb', 'cccc', 'd'], { maxBytes: 5, bytesOf })).toEqual([
+      ['aaa', 'bb'],
+      ['cccc', 'd'],
+    ]);
   });
 
   it('cuts at the entry limit too', () => {
