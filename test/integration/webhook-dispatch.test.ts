@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '#domain/projects/projects';
-import { deliveryIdFor, dispatchEvent } from '#domain/webhooks/deliveries';
+import { deliveryIdFor, dispatchEvent, FIRST_ATTEMPT_HOLD_MS } from '#domain/webhooks/deliveries';
 import { listWebhooks, registerWebhook } from '#domain/webhooks/registrations';
-import { deliveriesIndexKey, deliveryKey } from '#shared/db/webhook-delivery';
+import { deliveriesIndexKey, deliveryKey, reopenFailedDelivery } from '#shared/db/webhook-delivery';
 import { type DomainEvent, domainEvent } from '#shared/events';
 import { uniqueId } from '../support/api';
 import { get, raw, table } from '../support/raw-table';
@@ -17,6 +17,8 @@ import { get, raw, table } from '../support/raw-table';
 
 let receiver: Server;
 const received: { deliveryId: string; body: string }[] = [];
+/** How long the receiver takes to answer: long enough, a first attempt is still under way when the event comes again. */
+let answerAfterMs = 0;
 beforeAll(async () => {
   receiver = createServer((request, response) => {
     let body = '';
@@ -25,7 +27,7 @@ beforeAll(async () => {
     });
     request.on('end', () => {
       received.push({ deliveryId: String(request.headers['x-service-delivery-id']), body });
-      response.writeHead(204).end();
+      setTimeout(() => response.writeHead(204).end(), answerAfterMs);
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -60,8 +62,23 @@ describe('dispatching an event', () => {
     expect(received.filter((request) => request.body.includes(event.projectId))).toHaveLength(1);
   });
 
-  it('again resumes a delivery an earlier try left pending before its first attempt', async () => {
-    // Prepare: the record exists, as if the consumer died right after creating it
+  it('twice at once (a republished record while the first attempt is under way) posts once', async () => {
+    // Prepare
+    const { event } = await subscribedProject();
+    answerAfterMs = 300;
+
+    // Act
+    const outcomes = await Promise.all([dispatchEvent(event), dispatchEvent(event)]).finally(() => {
+      answerAfterMs = 0;
+    });
+
+    // Assess
+    expect(outcomes.map((outcome) => outcome.deliveries).sort()).toEqual([0, 1]);
+    expect(received.filter((request) => request.body.includes(event.projectId))).toHaveLength(1);
+  });
+
+  /** A delivery record as an earlier try left it, with the first attempt's hold as given. */
+  async function leftDelivery(status: 'pending' | 'failed', attemptingUntil?: number) {
     const { projectId, event } = await subscribedProject();
     const [webhook] = await listWebhooks(projectId);
     const deliveryId = deliveryIdFor(event.id, String(webhook?.id));
@@ -78,15 +95,29 @@ describe('dispatching an event', () => {
           webhookId: webhook?.id,
           eventType: 'message.created',
           body: JSON.stringify({ type: 'message.created', projectId, payload: {}, createdAt: now }),
-          status: 'pending',
-          attempt_count: 0,
-          next_attempt_at: now,
+          status,
+          attempt_count: status === 'failed' ? 5 : 0,
+          next_attempt_at: status === 'failed' ? null : now,
           last_http_status: null,
           last_error: null,
           createdAt: now,
           updatedAt: now,
+          ...(attemptingUntil === undefined ? {} : { attempting_until: attemptingUntil }),
         },
       }),
+    );
+    return { projectId, event, deliveryId };
+  }
+  const postsOf = (deliveryId: string) => received.filter((request) => request.deliveryId === deliveryId);
+
+  it.each([
+    ['with no hold (stored before holds)', undefined],
+    ['whose hold has run out (the consumer died)', -1],
+  ])('again resumes a delivery an earlier try left pending before its first attempt, %s', async (_, holdFromNow) => {
+    // Prepare
+    const { projectId, event, deliveryId } = await leftDelivery(
+      'pending',
+      holdFromNow === undefined ? undefined : Date.now() + holdFromNow,
     );
 
     // Act
@@ -98,6 +129,32 @@ describe('dispatching an event', () => {
       attempt_count: 1,
       last_http_status: 204,
     });
-    expect(received.filter((request) => request.deliveryId === deliveryId)).toHaveLength(1);
+    expect(postsOf(deliveryId)).toHaveLength(1);
+  });
+
+  it('again leaves a first attempt another holds to it', async () => {
+    // Prepare
+    const { projectId, event, deliveryId } = await leftDelivery('pending', Date.now() + FIRST_ATTEMPT_HOLD_MS);
+
+    // Act
+    const outcome = await dispatchEvent(event);
+
+    // Assess
+    expect(outcome).toEqual({ deliveries: 0, retrying: 0 });
+    expect(await get(deliveryKey(projectId, deliveryId).pk, 'DELIVERY')).toMatchObject({ status: 'pending', attempt_count: 0 });
+    expect(postsOf(deliveryId)).toHaveLength(0);
+  });
+
+  it('again, after a replay reopened the delivery, leaves it to the replay', async () => {
+    // Prepare
+    const { projectId, event, deliveryId } = await leftDelivery('failed');
+    const now = new Date().toISOString();
+    await reopenFailedDelivery(projectId, deliveryId, now, Date.parse(now) + FIRST_ATTEMPT_HOLD_MS);
+
+    // Act
+    await dispatchEvent(event);
+
+    // Assess
+    expect(postsOf(deliveryId)).toHaveLength(0);
   });
 });

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { delayAfterAttemptMs, RETRY_DELAYS_SECONDS } from '#domain/webhooks/deliveries';
+import { delayAfterAttemptMs, FIRST_ATTEMPT_HOLD_MS, RETRY_DELAYS_SECONDS } from '#domain/webhooks/deliveries';
 import { signBody, verifySignature } from '#domain/webhooks/signing';
 import { isPrivateAddress } from '#shared/outbound-guard';
+import { eventSubscribers } from '#wiring';
 
 /**
  * Pure parts of outbound webhooks: the SSRF address check, signing and verification, and the retry
@@ -185,5 +186,16 @@ describe('delayAfterAttemptMs', () => {
     // Assess
     expect(delays).toEqual([60_000, 300_000, 1_800_000, 3_600_000].map((ms) => Math.round(ms * scale)));
     expect(delays.map((delay) => delay / (delays[0] as number))).toEqual([1, 5, 30, 60]);
+  });
+});
+
+describe('the hold of a first attempt', () => {
+  it('outlasts any dispatcher invocation and runs out before the event comes back after a crash', () => {
+    // Arrange
+    const dispatcher = eventSubscribers.find((subscriber) => subscriber.id === 'WebhookDispatcher');
+
+    // Assess
+    expect(FIRST_ATTEMPT_HOLD_MS).toBeGreaterThanOrEqual((dispatcher?.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000);
+    expect(FIRST_ATTEMPT_HOLD_MS).toBeLessThan((dispatcher?.visibilityTimeoutSeconds ?? 0) * 1000);
   });
 });

@@ -38,6 +38,13 @@ export interface AttemptState {
   readonly traceId?: string;
 }
 
+/**
+ * How long a first attempt holds its delivery: the dispatcher's timeout (60 s in its wiring), which
+ * no attempt outlives, and well under its queue's visibility timeout, so the event's own redelivery
+ * after a crash finds the hold expired and makes the attempt. An infra test keeps the three in order.
+ */
+export const FIRST_ATTEMPT_HOLD_MS = 60_000;
+
 /** Stable per event and registration, so an event delivered twice (or republished) makes one delivery. */
 export const deliveryIdFor = (eventId: string, webhookId: string) =>
   `whd_${createHash('sha256').update(`${eventId}|${webhookId}`).digest('hex').slice(0, 32)}`;
@@ -52,12 +59,14 @@ export async function dispatchEvent(event: DomainEvent): Promise<{ deliveries: n
   const subscribers = await subscribersOf(event.projectId, event.type);
   const outcomes = await Promise.all(
     subscribers.map(async (webhook) => {
-      const delivery =
-        (await createDelivery(event, webhook)) ??
-        (await deliveries.findDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
+      const created = await createDelivery(event, webhook);
+      const delivery = created ?? (await deliveries.findDelivery(event.projectId, deliveryIdFor(eventId, webhook.webhookId)));
       // A queue redelivery finds the record: finished ones are left alone, a pending one resumes
       // where the earlier try stopped (before its first attempt, or before its execution started).
       if (delivery?.status !== 'pending') return undefined;
+      // The same event twice at once (a republished stream record) must not post twice: a first
+      // attempt is made only by whoever holds the delivery, and the hold of a crashed one expires.
+      if (!created && delivery.attempt_count === 0 && !(await claimFirstAttempt(delivery))) return undefined;
       const outcome =
         delivery.attempt_count === 0
           ? await attemptDelivery(event.projectId, delivery.deliveryId, webhook)
@@ -96,8 +105,14 @@ async function createDelivery(event: DomainEvent, webhook: WebhookItem): Promise
     eventType: event.type,
     traceId: currentTraceId(),
     body: JSON.stringify({ type: event.type, projectId: event.projectId, payload: event.payload, createdAt: event.createdAt }),
+    attempting_until: Date.now() + FIRST_ATTEMPT_HOLD_MS,
   });
 }
+
+const claimFirstAttempt = (delivery: DeliveryItem) => {
+  const now = Date.now();
+  return deliveries.claimFirstAttempt(delivery.projectId, delivery.deliveryId, now, now + FIRST_ATTEMPT_HOLD_MS);
+};
 
 interface PostOutcome {
   readonly httpStatus: number | null;
@@ -194,7 +209,8 @@ export async function listDeliveries(projectId: string, limit: number) {
 /** A failed delivery goes back to `pending` with its attempts reset, and a new execution runs the schedule. */
 export async function replayDelivery(projectId: string, deliveryId: string) {
   const now = new Date().toISOString();
-  const reopened = await deliveries.reopenFailedDelivery(projectId, deliveryId, now);
+  // Held for the replay's execution, so the event redelivered meanwhile does not post it as well.
+  const reopened = await deliveries.reopenFailedDelivery(projectId, deliveryId, now, Date.parse(now) + FIRST_ATTEMPT_HOLD_MS);
   if (!reopened) {
     const existing = await deliveries.findDelivery(projectId, deliveryId);
     if (!existing) throw new NotFoundError('delivery_not_found', 'Delivery not found');

@@ -32,6 +32,12 @@ export const deliveryItem = z.object({
   last_error: z.nullable(z.string()),
   createdAt: z.string(),
   updatedAt: z.string(),
+  /**
+   * Epoch ms until which an attempt with no attempts before it is under way (set by whoever
+   * created or reopened the delivery, or claimed it): a repeated event leaves the delivery alone
+   * till then instead of posting it a second time.
+   */
+  attempting_until: z.optional(z.number()),
 });
 export type DeliveryItem = z.infer<typeof deliveryItem>;
 
@@ -68,7 +74,9 @@ export async function findDelivery(projectId: string, deliveryId: string): Promi
  * derived from the event and the registration, so that is a redelivered event.
  */
 export async function createDelivery(
-  delivery: Pick<DeliveryItem, 'projectId' | 'deliveryId' | 'webhookId' | 'eventType' | 'body'> & { readonly traceId?: string | undefined },
+  delivery: Pick<DeliveryItem, 'projectId' | 'deliveryId' | 'webhookId' | 'eventType' | 'body' | 'attempting_until'> & {
+    readonly traceId?: string | undefined;
+  },
 ): Promise<DeliveryItem | undefined> {
   const now = new Date().toISOString();
   const item: DeliveryItem = {
@@ -88,6 +96,7 @@ export async function createDelivery(
     last_error: null,
     createdAt: now,
     updatedAt: now,
+    ...(delivery.attempting_until === undefined ? {} : { attempting_until: delivery.attempting_until }),
   };
   return (await putIfAbsent(item)) ? item : undefined;
 }
@@ -146,17 +155,50 @@ export async function recordAttempt(projectId: string, deliveryId: string, attem
   }
 }
 
-/** A failed delivery back to `pending` with no attempts, due `now`; `undefined` when it is not failed (or does not exist). */
-export async function reopenFailedDelivery(projectId: string, deliveryId: string, now: string): Promise<DeliveryItem | undefined> {
+/**
+ * Takes the first attempt of a pending delivery that has none yet, unless another attempt holds it
+ * (`attempting_until` still ahead of `nowMs`): false when it is held, attempted or not pending.
+ */
+export async function claimFirstAttempt(projectId: string, deliveryId: string, nowMs: number, untilMs: number): Promise<boolean> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: deliveryKey(projectId, deliveryId),
+        UpdateExpression: 'SET attempting_until = :until',
+        ConditionExpression:
+          '#status = :pending AND attempt_count = :zero AND (attribute_not_exists(attempting_until) OR attempting_until < :now)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':until': untilMs, ':pending': 'pending', ':zero': 0, ':now': nowMs },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * A failed delivery back to `pending` with no attempts, due `now`, its first attempt held for the
+ * replay's execution until `attemptingUntil`; `undefined` when it is not failed (or does not exist).
+ */
+export async function reopenFailedDelivery(
+  projectId: string,
+  deliveryId: string,
+  now: string,
+  attemptingUntil: number,
+): Promise<DeliveryItem | undefined> {
   try {
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: deliveryKey(projectId, deliveryId),
-        UpdateExpression: 'SET #status = :pending, attempt_count = :zero, next_attempt_at = :now, updatedAt = :now',
+        UpdateExpression:
+          'SET #status = :pending, attempt_count = :zero, next_attempt_at = :now, updatedAt = :now, attempting_until = :until',
         ConditionExpression: '#status = :failed',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': 'pending', ':zero': 0, ':now': now, ':failed': 'failed' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':zero': 0, ':now': now, ':failed': 'failed', ':until': attemptingUntil },
         ReturnValues: 'ALL_NEW',
       }),
     );
