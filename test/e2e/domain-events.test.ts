@@ -131,7 +131,8 @@ describe('message.created', () => {
 
     // Act
     const posted = await api('/messages', { token: alice, body: { roomId, content } });
-    const events = await collectEvents(eventsOf(project.projectId, 'message.created'), { timeoutMs: 2000 });
+    // The default wait: the event goes through the outbox, the stream and the topic, which a loaded machine takes seconds for.
+    const events = await collectEvents(eventsOf(project.projectId, 'message.created'));
 
     // Assess
     expect(posted.status).toBe(201);
@@ -186,7 +187,8 @@ describe('mention', () => {
 
     // Act
     const posted = await api('/messages', { token: alice, body: { roomId, content: 'thanks @bob.' } });
-    const events = await collectEvents(eventsOf(project.projectId, 'mention'), { timeoutMs: 2000 });
+    // The default wait, as for any event: 2 s was too short for the outbox path on a loaded machine.
+    const events = await collectEvents(eventsOf(project.projectId, 'mention'));
 
     // Assess
     expect(posted.status).toBe(201);
@@ -201,7 +203,8 @@ describe('mention', () => {
 
     // Act
     const posted = await api('/messages', { token: alice, body: { roomId, content } });
-    const events = await collectEvents(eventsOf(project.projectId, 'mention'), { count: 21, timeoutMs: 3000 });
+    // Waits for the 20 however long the outbox takes, then a settle for a 21st (one message's events are published together).
+    const events = await collectEvents(eventsOf(project.projectId, 'mention'), { count: 20, settleMs: 1000 });
 
     // Assess
     expect(posted).toMatchObject({ status: 201, body: { content } });
