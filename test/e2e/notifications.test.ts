@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
 import { api, ISO_TIMESTAMP } from '../support/api';
 import { collectEvents, eventsOf } from '../support/events';
@@ -51,6 +51,38 @@ async function deliverToWriter(event: unknown) {
   });
   await sqs.send(new SendMessageCommand({ QueueUrl: runtime.queueUrls.NotificationWriter, MessageBody: JSON.stringify(event) }));
   sqs.destroy();
+}
+
+/**
+ * Waits until the NotificationWriter is done with the (only) message of `roomId`, also when it wrote
+ * nothing: its event reached the tap, which the topic fills in the same publish as the writer's
+ * queue, and then that queue was seen empty, neither waiting nor in flight (taken off once handled).
+ */
+async function writerHandled(roomId: string) {
+  await messageEventOf(roomId);
+  const runtime = inject('runtime');
+  const sqs = new SQSClient({
+    endpoint: runtime.env.AWS_ENDPOINT_URL_SQS,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    useQueueUrlAsEndpoint: false,
+  });
+  const deadline = Date.now() + 15_000;
+  try {
+    for (;;) {
+      const { Attributes = {} } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: runtime.queueUrls.NotificationWriter,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      if (Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0) return;
+      if (Date.now() > deadline) throw new Error(`the NotificationWriter's queue not drained: ${JSON.stringify(Attributes)}`);
+      await sleep(50);
+    }
+  } finally {
+    sqs.destroy();
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -155,9 +187,10 @@ describe('each trigger', () => {
     const roomId = dm.body.id as string;
     const channel = await connectUser(bob.userId, bob.token);
 
-    // Act: one while bob is connected, one after he left
+    // Act: one while bob is connected, one after he left. The writer looks for his sockets when it
+    // handles the event, so he stays until it has, however long a loaded machine takes.
     await post({ token: alice.token }, roomId, 'while you are here');
-    await sleep(1500);
+    await writerHandled(roomId);
     await channel.close();
     await sleep(300);
     const away = await post({ token: alice.token }, roomId, 'while you are away');
