@@ -211,6 +211,11 @@ describe('the admin run', () => {
     await api('/messages', { token: reader.talker.token, body: { roomId: reader.roomId, content: 'One more thing' } });
     await run('2031-02-04');
     await eventually('the next date’s e-mail', async () => (await emailsTo(reader.email)).length === 2);
+    // A user's channels are sent side by side: the e-mail says nothing of the push and the notice.
+    await eventually(
+      'the next date’s push and notice',
+      async () => (await digestPushes(reader.browser)).length >= 2 && (await digestNotices(reader.token)).length >= 2,
+    );
     // Runs queued before it have had their turn by now; a late duplicate would still show within this.
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
