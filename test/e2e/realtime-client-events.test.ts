@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { api, createTestProject, newUser, type TestProject, uniqueId } from '../support/api';
 import { collectEvents, eventsOf } from '../support/events';
 import { realtimeSuite, settle } from '../support/realtime-suite';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * `client-*` frames: broadcast as `event` frames to the room's other connections (the sender's
@@ -104,17 +105,21 @@ describe('client events', () => {
     // Prepare
     const { sender, receiver } = await roomOfThree();
     await startOfSecond();
+    const startedAt = Date.now();
 
     // Act
     for (let i = 0; i < 15; i++) sender.send({ type: 'client-burst', data: { i }, ref: `b-${i}` });
-    await sender.next(() => sender.ofType('error').length >= 5);
-    await receiver.next(() => receiver.ofType('event').length >= 10);
+    await eventually('every frame refused or delivered', async () => sender.ofType('error').length + receiver.ofType('event').length >= 15);
     await settle(receiver);
     await settle(sender);
+    // Each second has its own budget: a machine too loaded to take the 15 within one splits them over two.
+    const seconds = Math.floor(Date.now() / 1000) - Math.floor(startedAt / 1000) + 1;
 
     // Assess
     const errors = sender.ofType('error');
-    expect(errors).toHaveLength(5);
+    expect(errors.length + receiver.ofType('event').length).toBe(15);
+    expect(errors.length).toBeGreaterThanOrEqual(Math.max(0, 15 - 10 * seconds));
+    if (seconds === 1) expect(errors).toHaveLength(5);
     for (const error of errors) {
       expect(error).toMatchObject({ type: 'error', event: 'client-burst', error: { code: 'rate_limited' } });
       expect(error.retryAfter).toBeGreaterThanOrEqual(1);
@@ -122,7 +127,7 @@ describe('client events', () => {
     }
     const refused = new Set(errors.map((error) => error.ref));
     const delivered = receiver.ofType('event').map((frame) => `b-${frame.data.i}`);
-    expect(delivered).toHaveLength(10);
+    expect(delivered.length).toBeLessThanOrEqual(10 * seconds);
     expect(delivered.filter((ref) => refused.has(ref))).toEqual([]);
     expect(sender.isOpen).toBe(true);
     sender.send({ type: 'message', content: 'still talking' });
