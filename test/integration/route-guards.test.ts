@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { replaceOverrides } from '#domain/flags/feature-flags';
-import { enforceRouteGuards } from '#domain/guards/route-guards';
+import { countRefusal, enforceRouteGuards } from '#domain/guards/route-guards';
 import { config } from '#shared/config';
 import { ForbiddenError, RateLimitedError } from '#shared/errors';
 import { httpRoutes, webSocketFrames } from '#wiring';
@@ -86,5 +86,31 @@ describe('the wiring table', () => {
 
     // Assess
     expect(new Set(outcomes)).toEqual(new Set(['passed']));
+  });
+});
+
+describe('a limit that counts refusals', () => {
+  it('counts a refusal on a path longer than a key may be, apart from another such path, and refuses past the limit', async () => {
+    // Prepare: paths a client may make as long as its request line allows, differing only at the end
+    const entry = {
+      rateLimit: {
+        bucket: uniqueId('bucket'),
+        per: 'ip' as const,
+        setting: 'RATE_LIMIT_CLIENT_EVENTS_PER_SECOND' as const,
+        counts: 'refusals' as const,
+      },
+    };
+    const sourceIp = uniqueId('198.51.100');
+    const [longPath, otherLongPath] = [`/webhooks/bridge/slack/${'a'.repeat(3000)}x`, `/webhooks/bridge/slack/${'a'.repeat(3000)}y`];
+    const limit = config.RATE_LIMIT_CLIENT_EVENTS_PER_SECOND;
+
+    // Act
+    for (let count = 0; count <= limit; count++) await countRefusal(entry, { sourceIp, path: longPath }, 401);
+    const onThatPath = await refusal(enforceRouteGuards(entry, { sourceIp, path: longPath }));
+    const onTheOther = await refusal(enforceRouteGuards(entry, { sourceIp, path: otherLongPath }));
+
+    // Assess
+    expect(onThatPath).toBe('429');
+    expect(onTheOther).toBe('passed');
   });
 });

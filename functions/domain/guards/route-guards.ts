@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { flagEnabled } from '#domain/flags/feature-flags';
 import { consumeRateLimit } from '#domain/rate-limit/rate-limit';
 import { config } from '#shared/config';
@@ -73,8 +74,15 @@ const spentRefusalCounters = new Map<string, number>();
  */
 function refusalCounters(rateLimit: RateLimit, subject: GuardSubject) {
   const key = rateLimitKey(rateLimit, subject);
-  return key === undefined ? undefined : { notFound: key, other: `${key}|${subject.path ?? ''}` };
+  return key === undefined ? undefined : { notFound: key, other: `${key}|${pathPart(subject.path ?? '')}` };
 }
+
+/** Paths longer than this are counted by their digest: a counter's key is part of its item's partition key, which DynamoDB caps at 2,048 bytes. */
+const PATH_PART_MAX_LENGTH = 256;
+
+/** A path as a counter names it: itself, or, past `PATH_PART_MAX_LENGTH` (a client's choice), its SHA-256. */
+const pathPart = (path: string) =>
+  path.length <= PATH_PART_MAX_LENGTH ? path : `sha256:${createHash('sha256').update(path).digest('hex')}`;
 
 /** What a limit counting refusals counts: every 4xx but its own 429. */
 const isRefusal = (status: number) => status >= 400 && status < 500 && status !== 429;
