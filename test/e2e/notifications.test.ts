@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
 import { api, ISO_TIMESTAMP } from '../support/api';
-import { collectEvents, eventsOf } from '../support/events';
+import { collectEvents, eventsOf, sqs } from '../support/events';
 import { realtimeSuite } from '../support/realtime-suite';
 import { connectUser } from '../support/ws';
 
@@ -42,15 +42,9 @@ async function messageEventOf(roomId: string) {
 
 /** Sends an event to the NotificationWriter's own queue, as the topic would deliver it. */
 async function deliverToWriter(event: unknown) {
-  const runtime = inject('runtime');
-  const sqs = new SQSClient({
-    endpoint: runtime.env.AWS_ENDPOINT_URL_SQS,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    useQueueUrlAsEndpoint: false,
-  });
-  await sqs.send(new SendMessageCommand({ QueueUrl: runtime.queueUrls.NotificationWriter, MessageBody: JSON.stringify(event) }));
-  sqs.destroy();
+  await sqs().send(
+    new SendMessageCommand({ QueueUrl: inject('runtime').queueUrls.NotificationWriter, MessageBody: JSON.stringify(event) }),
+  );
 }
 
 /**
@@ -61,28 +55,16 @@ async function deliverToWriter(event: unknown) {
  */
 async function writerHandled(roomId: string) {
   await messageEventOf(roomId);
-  const runtime = inject('runtime');
-  const sqs = new SQSClient({
-    endpoint: runtime.env.AWS_ENDPOINT_URL_SQS,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    useQueueUrlAsEndpoint: false,
-  });
   const deadline = Date.now() + 15_000;
-  try {
-    for (;;) {
-      const { Attributes = {} } = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: runtime.queueUrls.NotificationWriter,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      if (Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0) return;
-      if (Date.now() > deadline) return;
-      await sleep(50);
-    }
-  } finally {
-    sqs.destroy();
+  while (Date.now() <= deadline) {
+    const { Attributes = {} } = await sqs().send(
+      new GetQueueAttributesCommand({
+        QueueUrl: inject('runtime').queueUrls.NotificationWriter,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    if (Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0) return;
+    await sleep(50);
   }
 }
 

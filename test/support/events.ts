@@ -22,7 +22,8 @@ export interface QueuedEvent<P = Record<string, any>> {
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 let sqsClient: SQSClient | undefined;
 let snsClient: SNSClient | undefined;
-const sqs = () => {
+/** The runtime's SQS stand-in, one client for the test process (the taps', and tests' that look at a service queue). */
+export const sqs = () => {
   sqsClient ??= new SQSClient({
     endpoint: runtime().env.AWS_ENDPOINT_URL_SQS,
     region: 'us-east-1',
