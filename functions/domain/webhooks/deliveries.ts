@@ -10,6 +10,7 @@ import { countMetric } from '#shared/metrics';
 import { OutboundError, send } from '#shared/outbound';
 import { currentTraceId } from '#shared/request-context';
 import { startWebhookRetry } from '#shared/workflows';
+import { eventSubscribers } from '#wiring';
 import { subscribersOf, webhookSecretBinding } from './registrations';
 import { openSecret } from './secrets';
 import { signBody, signTimestamped } from './signing';
@@ -39,11 +40,16 @@ export interface AttemptState {
 }
 
 /**
- * How long a first attempt holds its delivery: the dispatcher's timeout (60 s in its wiring), which
- * no attempt outlives, and well under its queue's visibility timeout, so the event's own redelivery
- * after a crash finds the hold expired and makes the attempt. An infra test keeps the three in order.
+ * How long a first attempt holds its delivery: the dispatcher's timeout, which no attempt outlives
+ * (the lease `onceFor` takes for a subscriber, here written with the delivery itself instead of in
+ * a claim item of two more writes). Its queue's visibility timeout exceeds it, so the event's own
+ * redelivery after a crash finds the hold expired and makes the attempt.
  */
-export const FIRST_ATTEMPT_HOLD_MS = 60_000;
+export const FIRST_ATTEMPT_HOLD_MS = (() => {
+  const dispatcher = eventSubscribers.find((entry) => entry.id === 'WebhookDispatcher');
+  if (!dispatcher) throw new Error('No event subscriber WebhookDispatcher in functions/wiring/');
+  return dispatcher.timeoutSeconds * 1000;
+})();
 
 /** Stable per event and registration, so an event delivered twice (or republished) makes one delivery. */
 export const deliveryIdFor = (eventId: string, webhookId: string) =>
